@@ -1,0 +1,100 @@
+"""Reading records from disk: parse, migrate, validate, and check the folder layout."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .errors import RecordError
+from .migrate import migrate
+from .model import Record
+
+__all__ = ["LoadResult", "LoadedRecord", "load_record", "load_records", "parse_record"]
+
+
+@dataclass(frozen=True)
+class LoadedRecord:
+    record: Record
+    path: Path
+    raw: str
+
+
+@dataclass
+class LoadResult:
+    records: list[LoadedRecord] = field(default_factory=list)
+    errors: list[RecordError] = field(default_factory=list)
+
+    @property
+    def by_id(self) -> dict[str, LoadedRecord]:
+        return {r.record.id: r for r in self.records}
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def parse_record(data: Any, path: Path | str) -> Record:
+    """Migrate and validate one record's JSON value; raise RecordError naming the first bad field."""
+    if not isinstance(data, dict):
+        raise RecordError(path, "", f"a JSON object, got {type(data).__name__}")
+    data = migrate(data, path)
+    try:
+        return Record.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        got = err.get("input")
+        shown = json.dumps(got, default=str)[:80] if err["type"] != "missing" else "nothing"
+        raise RecordError(path, _field_path(err["loc"]), f"{err['msg']} (got {shown})") from None
+
+
+def load_record(path: Path, *, check_layout: bool = True) -> LoadedRecord:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordError(path, "", f"a readable UTF-8 file ({exc})") from None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise RecordError(path, f"line {exc.lineno} column {exc.colno}", f"valid JSON ({exc.msg})") from None
+    record = parse_record(data, path)
+    if check_layout:
+        if path.stem != record.id:
+            raise RecordError(path, "id", f"the file name without .json ({path.stem!r}), got {record.id!r}")
+        if path.parent.name != record.experiment:
+            raise RecordError(
+                path, "experiment", f"the name of the record's folder ({path.parent.name!r}), got {record.experiment!r}"
+            )
+    return LoadedRecord(record=record, path=path, raw=raw)
+
+
+def load_records(root: Path) -> LoadResult:
+    """Load every ``root/<experiment>/*.json``. Bad files become errors; good ones still load."""
+    result = LoadResult()
+    if not root.is_dir():
+        return result
+    seen: dict[str, Path] = {}
+    for path in sorted(root.rglob("*.json")):
+        rel = path.relative_to(root)
+        if len(rel.parts) != 2:
+            result.errors.append(RecordError(path, "", "a record at records/<experiment>/<id>.json"))
+            continue
+        try:
+            loaded = load_record(path)
+        except RecordError as exc:
+            result.errors.append(exc)
+            continue
+        rid = loaded.record.id
+        if rid in seen:
+            result.errors.append(RecordError(path, "id", f"a unique id; {rid!r} is also used by {seen[rid]}"))
+            continue
+        seen[rid] = path
+        result.records.append(loaded)
+    result.records.sort(key=lambda r: (r.record.created_at, r.record.id))
+    return result

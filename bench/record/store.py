@@ -1,0 +1,62 @@
+"""Writing records: ids, file names and atomic writes. Nothing is ever half-written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .model import Record
+
+__all__ = ["create_record_file", "dump_record", "new_record_id", "record_path", "replace_record_file"]
+
+
+def new_record_id(variant: str, created_at: datetime, salt: str = "") -> str:
+    """``<UTC time>-<variant>-<short hash>``; the hash mixes in randomness so two runs never collide."""
+    stamp = created_at.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    digest = hashlib.sha256(f"{stamp}|{variant}|{salt}|{secrets.token_hex(8)}".encode()).hexdigest()[:7]
+    return f"{stamp}-{variant}-{digest}"
+
+
+def record_path(root: Path, record: Record) -> Path:
+    return root / record.experiment / f"{record.id}.json"
+
+
+def dump_record(record: Record) -> str:
+    return json.dumps(record.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False) + "\n"
+
+
+def _write_atomic(path: Path, text: str, *, exclusive: bool) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if exclusive:
+            # link() fails if the target exists: two runs can never claim the same file.
+            os.link(tmp, path)
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def create_record_file(root: Path, record: Record) -> Path:
+    """Write a new record; refuse (FileExistsError) if the file already exists."""
+    path = record_path(root, record)
+    _write_atomic(path, dump_record(record), exclusive=True)
+    return path
+
+
+def replace_record_file(path: Path, record: Record) -> None:
+    """Atomically replace a record this run created (used to update a sweep after each level)."""
+    _write_atomic(path, dump_record(record), exclusive=False)
