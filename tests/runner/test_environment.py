@@ -1,0 +1,334 @@
+"""Environment capture: allow-list, redaction, nvidia-smi parsing, engine probe, git state."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bench.record.model import Environment, Level, Metric, ModelRef, Provenance, Record, Server, Status, Workload
+from bench.record.store import dump_record
+from bench.runner.environment import (
+    ALLOWED_NAMES,
+    ALLOWED_PREFIXES,
+    REDACTED,
+    allowed_variables,
+    capture_benchbook,
+    capture_environment,
+    default_run,
+    looks_like_secret,
+    parse_engine_probe,
+    parse_nvidia_smi,
+    parse_smi_cuda_version,
+    redact,
+)
+
+# Real output of the capture's query on an H200 node (driver 580), duplicated for a 2-GPU host.
+SMI_QUERY_2XH200 = (
+    "NVIDIA H200, 580.159.04, 143771, 700.00, 1980, 3201, 1980, 3201, 9.0\n"
+    "NVIDIA H200, 580.159.04, 143771, 700.00, 1980, 3201, 1980, 3201, 9.0\n"
+)
+SMI_PLAIN = (
+    "+-----------------------------------------------------------------------------------------+\n"
+    "| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |\n"
+    "+-----------------------------------------+------------------------+----------------------+\n"
+)
+PROBE_WITH_TORCH = json.dumps(
+    {
+        "python": "3.12.3",
+        "versions": {"sglang": "0.5.9", "flashinfer-python": "0.5.3", "torch": "2.11.0", "nvidia-nccl-cu13": "2.28.9"},
+        "torch_cuda": "13.0",
+        "torch_nccl": "2.28.9",
+    }
+)
+
+PLANTED = {
+    "HF_TOKEN": "hf_PlantedHuggingFaceToken0123456789",
+    "OPENAI_API_KEY": "sk-planted-openai-key-abcdefghijklmnop0123",
+    "AWS_SECRET_ACCESS_KEY": "wJalrPlantedXUtnFEMI/K7MDENG/bPxRfiCYSECRET9",
+    "AWS_ACCESS_KEY_ID": "AKIAPLANTEDKEY012345",
+    "SGLANG_API_KEY": "plain-looking-admin-value",
+    "NCCL_FOO": "hf_AnotherPlantedTokenInsideNccl42",
+    "CUDA_MIRROR": "https://builder:hunter2pass@mirror.example.internal/cuda",
+    "FLASHINFER_CACHE_TAG": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "GITHUB_TOKEN": "ghp_PlantedGitHubToken0123456789abcd",
+    "HOME_SECRET_NOT_ALLOWED": "totally-private-value",
+}
+HARMLESS = {
+    "NCCL_DEBUG": "INFO",
+    "NCCL_SOCKET_IFNAME": "^docker0,lo",
+    "NCCL_IB_HCA": "mlx5_0,mlx5_1",
+    "CUDA_VISIBLE_DEVICES": "0,1",
+    "CUDA_HOME": "/usr/local/cuda-13.0",
+    "SGLANG_ENABLE_JIT_DEEPGEMM": "1",
+    "FLASHINFER_WORKSPACE_BASE": "/home/bench/.cache/flashinfer",
+    "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+    "OMP_NUM_THREADS": "8",
+    "TOKENIZERS_PARALLELISM": "false",
+    "PATH": "/usr/bin:/bin",
+    "USER": "benchuser",
+}
+
+
+def fake_run(smi: str | None = SMI_QUERY_2XH200, probe: str | None = PROBE_WITH_TORCH):
+    calls: list[list[str]] = []
+
+    def run(cmd: list[str]) -> str | None:
+        calls.append(cmd)
+        if cmd[0] == "nvidia-smi":
+            if smi is None:
+                return None
+            return smi if len(cmd) > 1 else SMI_PLAIN
+        if cmd[1:2] == ["-c"]:
+            return probe
+        raise AssertionError(f"unexpected command {cmd}")
+
+    run.calls = calls  # type: ignore[attr-defined]
+    return run
+
+
+def minimal_record(environment: Environment) -> Record:
+    return Record(
+        id="20261130T120000Z-test-abcdef1",
+        experiment="env-capture",
+        variant="test",
+        created_at=datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
+        provenance=Provenance(kind="measured", tool="benchbook", test_server=True),
+        server=Server(engine="test-server"),
+        model=ModelRef(),
+        environment=environment,
+        workload=Workload(prompt_set="coding-agentic"),
+        levels=[Level(concurrency=1, output_throughput=Metric(unit="tok/s", formula="output_throughput", value=1.0))],
+        status=Status(state="complete"),
+    )
+
+
+# --- secrets -------------------------------------------------------------------------------------------------------
+
+
+def test_planted_secrets_never_reach_the_record_json() -> None:
+    environ = {**PLANTED, **HARMLESS}
+    env = capture_environment(environ, engine_python="/opt/engine/bin/python", run=fake_run())
+    dumped = dump_record(minimal_record(env))
+    for name, value in PLANTED.items():
+        assert value not in dumped, f"{name}'s value leaked"
+        # not even a fragment of a long secret
+        assert value[4:20] not in dumped, f"a fragment of {name}'s value leaked"
+    # allow-listed names whose values look secret are kept, redacted; others are not read at all
+    assert env.env_vars["SGLANG_API_KEY"] == REDACTED
+    assert env.env_vars["NCCL_FOO"] == REDACTED
+    assert env.env_vars["CUDA_MIRROR"] == REDACTED
+    assert env.env_vars["FLASHINFER_CACHE_TAG"] == REDACTED
+    for name in ("HF_TOKEN", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "PATH", "USER"):
+        assert name not in env.env_vars
+        assert name not in dumped
+
+
+def test_only_allow_listed_names_are_read() -> None:
+    environ = {**PLANTED, **HARMLESS}
+    got = allowed_variables(environ)
+    for name in got:
+        assert name in ALLOWED_NAMES or name.startswith(ALLOWED_PREFIXES)
+    # every harmless allow-listed value is kept verbatim
+    for name, value in HARMLESS.items():
+        if name in ("PATH", "USER"):
+            assert name not in got
+        else:
+            assert got[name] == value, name
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("SGLANG_AUTH_HEADER", "short"),
+        ("NCCL_PASSWORD", "x"),
+        ("CUDA_CREDENTIALS_FILE", "/etc/creds"),
+        ("SGLANG_SECRET", "1"),
+        ("NCCL_X", "hf_abcdefghijklmnopqrst"),
+        ("NCCL_X", "sk-proj-abcdefghijklmnop"),
+        ("NCCL_X", "AKIAIOSFODNN7EXAMPLE"),
+        ("NCCL_X", "ghp_abcdefghijklmnopqrstuvwxyz0123"),
+        ("NCCL_X", "xoxb-1234-abcd-efgh"),
+        ("NCCL_X", "https://user:pass@host.example/path"),
+        ("NCCL_X", "0123456789abcdef0123456789abcdef"),
+        ("NCCL_X", "aGVsbG8gd29ybGQgdGhpcyBpcyBhIHNlY3JldA=="),
+        ("NCCL_X", "opt1,token=Zk3q9XwP2mLr8TvB4nYc7HsJ1dGe"),
+        ("NCCL_X", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc"),
+    ],
+)
+def test_secret_names_and_values_are_redacted(name: str, value: str) -> None:
+    assert redact(name, value) == REDACTED
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "INFO",
+        "^docker0,lo",
+        "0,1,2,3,4,5,6,7",
+        "expandable_segments:True",
+        "/usr/local/cuda-13.0/lib64",
+        "/models/Meta-Llama-3.1-8B-Instruct",
+        "meta-llama/Meta-Llama-3-8B-Instruct",
+        "/opt/conda/envs/sglang/lib/python3.11/site-packages/nvidia/nccl/lib",
+        "GPU-2c5e6f3a-1b2c-4d5e-8f90-123456789abc",
+        "https://mirror.example.org/cuda",
+        "8.0;9.0;10.0+PTX",
+    ],
+)
+def test_ordinary_values_are_kept(value: str) -> None:
+    assert not looks_like_secret(value)
+    assert redact("NCCL_SOMETHING", value) == value
+
+
+def test_tokenizers_parallelism_is_not_mistaken_for_a_token() -> None:
+    assert redact("TOKENIZERS_PARALLELISM", "false") == "false"
+    assert redact("SGLANG_TOKEN", "false") == REDACTED
+
+
+# --- GPU -----------------------------------------------------------------------------------------------------------
+
+
+def test_two_h200_lines_are_parsed() -> None:
+    gpu = parse_nvidia_smi(SMI_QUERY_2XH200)
+    assert gpu.model == "NVIDIA H200"
+    assert gpu.count == 2
+    assert gpu.driver == "580.159.04"
+    assert gpu.memory_mib == 143771
+    assert gpu.power_limit_w == 700.0
+    assert gpu.architecture == "Hopper"
+    assert gpu.clocks == {
+        "max_sm_mhz": 1980,
+        "max_memory_mhz": 3201,
+        "applications_graphics_mhz": 1980,
+        "applications_memory_mhz": 3201,
+        "compute_capability": "9.0",
+    }
+
+
+def test_capture_uses_nvidia_smi_and_the_engine_probe() -> None:
+    run = fake_run()
+    env = capture_environment({}, engine_python="/opt/engine/bin/python", run=run, host_info=False)
+    assert env.gpu.count == 2 and env.gpu.model == "NVIDIA H200"
+    assert env.cuda_runtime == "13.0"
+    assert env.nccl_version == "2.28.9"
+    assert env.versions == {"sglang": "0.5.9", "flashinfer-python": "0.5.3", "torch": "2.11.0",
+                            "nvidia-nccl-cu13": "2.28.9"}  # fmt: skip
+    assert env.info == {"driver_cuda_version": "13.0", "engine_python": "3.12.3"}
+    assert env.features == {}
+    probe_calls = [c for c in run.calls if c[0] == "/opt/engine/bin/python"]  # type: ignore[attr-defined]
+    assert len(probe_calls) == 1 and probe_calls[0][1] == "-c"
+
+
+def test_missing_nvidia_smi_and_engine_leave_fields_none() -> None:
+    env = capture_environment({"NCCL_DEBUG": "WARN"}, run=fake_run(smi=None, probe=None))
+    assert env.gpu.model is None and env.gpu.count is None and env.gpu.driver is None
+    assert env.gpu.power_limit_w is None and env.gpu.memory_mib is None and env.gpu.clocks == {}
+    assert env.cuda_runtime is None and env.nccl_version is None and env.versions == {}
+    assert "driver_cuda_version" not in env.info
+    assert env.env_vars == {"NCCL_DEBUG": "WARN"}
+    # host facts are still there, as info
+    assert env.info["python"] and env.info["cpu_count"] >= 1
+
+
+def test_default_run_reports_missing_and_failing_commands_as_none() -> None:
+    assert default_run(["/nonexistent/nvidia-smi-for-test"]) is None
+    assert default_run(["false"]) is None
+    assert default_run(["echo", "hi"]) == "hi\n"
+
+
+def test_odd_nvidia_smi_values() -> None:
+    text = "NVIDIA H200, 580.1, 143771, [N/A], [N/A], 3201, [Not Supported], 3201, 9.0\n"
+    gpu = parse_nvidia_smi(text)
+    assert gpu.power_limit_w is None
+    assert "max_sm_mhz" not in gpu.clocks and gpu.clocks["max_memory_mhz"] == 3201
+    # output of another shape is not misread
+    assert parse_nvidia_smi("NVIDIA H200, 580.1\n") == parse_nvidia_smi(None)
+    # mixed GPUs: no single model, driver kept when equal, per-GPU figures None when they differ
+    mixed = parse_nvidia_smi(
+        "NVIDIA H200, 580.1, 143771, 700.00, 1980, 3201, 1980, 3201, 9.0\n"
+        "NVIDIA H100 80GB HBM3, 580.1, 81559, 700.00, 1980, 2619, 1755, 2619, 9.0\n"
+    )
+    assert mixed.count == 2 and mixed.driver == "580.1" and mixed.memory_mib is None
+    assert mixed.model == "NVIDIA H200×1 + NVIDIA H100 80GB HBM3×1"
+    assert parse_smi_cuda_version(SMI_PLAIN) == "13.0"
+    assert parse_smi_cuda_version("no header") is None
+
+
+# --- engine probe ---------------------------------------------------------------------------------------------------
+
+
+def test_probe_without_torch_takes_nccl_from_the_wheel_and_leaves_cuda_none() -> None:
+    versions, cuda, nccl, py = parse_engine_probe(
+        json.dumps({"python": "3.11.9", "versions": {"nvidia-nccl-cu12": "2.21.5", "sglang": "0.4.0"}})
+    )
+    assert cuda is None and nccl == "2.21.5" and py == "3.11.9"
+    assert versions == {"sglang": "0.4.0", "nvidia-nccl-cu12": "2.21.5"}
+
+
+@pytest.mark.parametrize("text", [None, "", "not json", "[1, 2]", '{"versions": "x"}'])
+def test_probe_garbage_gives_nothing(text: str | None) -> None:
+    assert parse_engine_probe(text) == ({}, None, None, None)
+
+
+def test_probe_old_integer_nccl_version_and_noise_before_the_json() -> None:
+    text = "some warning on stdout\n" + json.dumps({"versions": {"torch": "1.12.0"}, "torch_nccl": 21005})
+    assert parse_engine_probe(text)[2] == "2.10.5"
+
+
+def test_probe_script_runs_in_a_real_interpreter() -> None:
+    # our own interpreter: prints one JSON object; torch is absent here, so no CUDA runtime is claimed
+    import sys
+
+    from bench.runner.environment import ENGINE_PROBE
+
+    out = subprocess.run([sys.executable, "-c", ENGINE_PROBE], capture_output=True, text=True, check=True).stdout
+    versions, cuda, _nccl, py = parse_engine_probe(out)
+    assert py == f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}"
+    if "torch" not in versions:
+        assert cuda is None
+
+
+# --- git -------------------------------------------------------------------------------------------------------------
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_git_clean_and_dirty(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a.txt").write_text("one\n")
+    _git(tmp_path, "add", "a.txt")
+    _git(tmp_path, "commit", "-q", "-m", "first")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+
+    clean = capture_benchbook(tmp_path)
+    assert clean.commit == head and clean.dirty is False
+    assert clean.version
+
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "new.json").write_text("{}\n")
+    assert capture_benchbook(tmp_path).dirty is False  # new records are not code changes
+
+    (tmp_path / "a.txt").write_text("two\n")
+    dirty = capture_benchbook(tmp_path)
+    assert dirty.commit == head and dirty.dirty is True
+
+    _git(tmp_path, "checkout", "--", "a.txt")
+    (tmp_path / "untracked.py").write_text("x = 1\n")
+    assert capture_benchbook(tmp_path).dirty is True
+
+
+def test_no_git_folder_gives_none(tmp_path: Path) -> None:
+    got = capture_benchbook(tmp_path)
+    assert got.commit is None and got.dirty is None and got.version
+    assert capture_benchbook(tmp_path / "missing").commit is None
