@@ -1,0 +1,452 @@
+"""The streaming HTTP client: sends one generation request and timestamps every token-bearing chunk.
+
+One :class:`StreamingClient` (one ``httpx.AsyncClient``, keep-alive, a connection limit at least the concurrency)
+is shared by a whole run, so TCP setup does not land inside TTFT. Measurement rules (``shared/MEASUREMENT.md``):
+
+* ``t_first_ns`` is the first chunk carrying non-empty generated text (content or reasoning). A role-only chunk,
+  a finish-only chunk, a usage-only chunk and ``[DONE]`` carry no token.
+* Output tokens come from the server (``usage.completion_tokens``; SGLang native ``meta_info.completion_tokens``),
+  else from the ``tokenizer`` callable if one was given, else they are unknown (None): never ``max_tokens`` and
+  never the number of chunks.
+* Per-chunk token counts come from cumulative usage per chunk (``continuous_usage_stats``) or ``meta_info``; a
+  count that rises on a chunk without text is carried to the next token-bearing chunk.
+
+:meth:`StreamingClient.send` never raises for server or network trouble: it returns ``ok=False`` with an
+``error_kind``. A malformed :class:`RequestSpec` (chat messages for a text route) raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from time import perf_counter_ns
+from typing import Any, Literal
+
+import httpx
+
+from .sse import SSEDecoder, SSEEvent
+
+__all__ = [
+    "ERROR_KINDS",
+    "TOKEN_SOURCES",
+    "Api",
+    "RequestResult",
+    "RequestSpec",
+    "StreamingClient",
+    "build_request",
+]
+
+Api = Literal["chat", "completions", "generate"]
+
+ERROR_KINDS = ("connect", "http_4xx", "http_5xx", "timeout", "stream_broken", "no_tokens", "bad_response", "cancelled")
+TOKEN_SOURCES = ("server_usage", "server_meta_info", "tokenizer", "unknown")
+
+_ROUTES: dict[str, str] = {"chat": "/v1/chat/completions", "completions": "/v1/completions", "generate": "/generate"}
+_MESSAGE_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    prompt: str | list[dict[str, str]]  # raw text (completions/generate) or chat messages
+    max_tokens: int
+    temperature: float = 0.0
+    ignore_eos: bool = False
+    seed: int | None = None
+    api: Api = "chat"  # OpenAI chat, OpenAI completions, SGLang native /generate
+    model: str | None = None
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RequestResult:
+    ok: bool
+    t_sent_ns: int  # perf_counter_ns just before the request is sent
+    t_first_ns: int | None  # first chunk carrying non-empty generated text
+    t_last_ns: int | None  # last token-bearing chunk
+    t_done_ns: int | None  # response fully read (for a failure: when the failure was seen)
+    chunk_times_ns: list[int]  # arrival time of each token-bearing chunk
+    chunk_tokens: list[int] | None  # tokens each token-bearing chunk carried, when the server says so
+    output_tokens: int | None  # the server's count (or the tokenizer's, see token_source); never max_tokens
+    input_tokens: int | None
+    token_source: str  # "server_usage" | "server_meta_info" | "tokenizer" | "unknown"
+    finish_reason: str | None
+    draft_tokens: int | None = None  # llama.cpp timings.draft_n
+    accepted_tokens: int | None = None  # llama.cpp timings.draft_n_accepted
+    verify_steps: int | None = None  # SGLang meta_info.spec_verify_ct
+    error_kind: str | None = None  # one of ERROR_KINDS
+    error: str | None = None
+    status_code: int | None = None
+    input_token_source: str = "unknown"  # same vocabulary as token_source, for input_tokens
+
+
+class _StreamError(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _truncate(text: str, limit: int = _MESSAGE_LIMIT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _chat_messages(prompt: str | list[dict[str, str]]) -> list[dict[str, str]]:
+    return [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
+
+
+def build_request(spec: RequestSpec, *, continuous_usage: bool = True) -> tuple[str, dict[str, Any]]:
+    """The route and JSON body for ``spec`` (pure). ``extra_body`` is merged last, at the top level
+    (for ``generate``, an ``extra_body["sampling_params"]`` mapping is merged into the sampling parameters)."""
+    if spec.max_tokens < 1:
+        raise ValueError(f"RequestSpec.max_tokens must be >= 1, got {spec.max_tokens}")
+    extra = dict(spec.extra_body)
+    body: dict[str, Any]
+    if spec.api == "generate":
+        if not isinstance(spec.prompt, str):
+            raise ValueError("RequestSpec.prompt must be a string for api='generate' (SGLang /generate), not messages")
+        sampling: dict[str, Any] = {"max_new_tokens": spec.max_tokens, "temperature": spec.temperature}
+        if spec.ignore_eos:
+            sampling["ignore_eos"] = True
+        if spec.seed is not None:
+            sampling["sampling_seed"] = spec.seed
+        extra_sampling = extra.pop("sampling_params", None)
+        if isinstance(extra_sampling, Mapping):
+            sampling.update(extra_sampling)
+        body = {"text": spec.prompt, "sampling_params": sampling, "stream": True}
+    else:
+        body = {"max_tokens": spec.max_tokens, "temperature": spec.temperature, "stream": True}
+        if spec.api == "chat":
+            body["messages"] = _chat_messages(spec.prompt)
+        elif spec.api == "completions":
+            if not isinstance(spec.prompt, str):
+                raise ValueError("RequestSpec.prompt must be a string for api='completions', not chat messages")
+            body["prompt"] = spec.prompt
+        else:
+            raise ValueError(f"RequestSpec.api must be one of chat, completions, generate; got {spec.api!r}")
+        options: dict[str, Any] = {"include_usage": True}
+        if continuous_usage:
+            options["continuous_usage_stats"] = True
+        body["stream_options"] = options
+        if spec.ignore_eos:
+            body["ignore_eos"] = True
+        if spec.seed is not None:
+            body["seed"] = spec.seed
+    if spec.model is not None:
+        body["model"] = spec.model
+    body.update(extra)
+    return _ROUTES[spec.api], body
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class _StreamState:
+    """Folds the events of one response into timestamps and counts."""
+
+    __slots__ = (
+        "accepted",
+        "api",
+        "chunk_times",
+        "chunk_tokens",
+        "chunk_tokens_known",
+        "counted",
+        "done",
+        "draft",
+        "finish_reason",
+        "input_tokens",
+        "keep_text",
+        "last_text",
+        "output_tokens",
+        "text_parts",
+        "verify_steps",
+    )
+
+    def __init__(self, api: str, keep_text: bool) -> None:
+        self.api = api
+        self.keep_text = keep_text
+        self.chunk_times: list[int] = []
+        self.chunk_tokens: list[int] = []
+        self.chunk_tokens_known = True
+        self.counted = 0  # cumulative server count attributed to token-bearing chunks so far
+        self.done = False
+        self.finish_reason: str | None = None
+        self.output_tokens: int | None = None
+        self.input_tokens: int | None = None
+        self.draft: int | None = None
+        self.accepted: int | None = None
+        self.verify_steps: int | None = None
+        self.text_parts: list[str] = []
+        self.last_text = ""
+
+    def on_event(self, event: SSEEvent, now: int) -> None:
+        data = event.data
+        if data == "[DONE]":
+            self.done = True
+            return
+        if not data.strip():
+            return
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            raise _StreamError("bad_response", f"event is not JSON: {_truncate(data, 120)}") from None
+        if not isinstance(obj, dict):
+            raise _StreamError("bad_response", f"event is not a JSON object: {_truncate(data, 120)}")
+        if event.event == "error" or "error" in obj or obj.get("object") == "error":
+            err = obj.get("error", obj)
+            message = err.get("message", err) if isinstance(err, dict) else err
+            raise _StreamError("stream_broken", f"error event mid-stream: {_truncate(str(message))}")
+        if self.api == "generate":
+            self._native(obj, now)
+        else:
+            self._openai(obj, now)
+
+    def _openai(self, obj: dict[str, Any], now: int) -> None:
+        text = ""
+        choices = obj.get("choices")
+        if isinstance(choices, list) and choices:
+            choice = choices[0]
+            if isinstance(choice, dict):
+                if self.api == "chat":
+                    delta = choice.get("delta")
+                    if isinstance(delta, dict):
+                        content = delta.get("content") or ""
+                        reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
+                        text = (reasoning if isinstance(reasoning, str) else "") + (
+                            content if isinstance(content, str) else ""
+                        )
+                else:
+                    raw = choice.get("text")
+                    text = raw if isinstance(raw, str) else ""
+                reason = choice.get("finish_reason")
+                if isinstance(reason, str) and reason:
+                    self.finish_reason = reason
+        cumulative: int | None = None
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            cumulative = _int_or_none(usage.get("completion_tokens"))
+            if cumulative is not None:
+                self.output_tokens = cumulative
+            prompt = _int_or_none(usage.get("prompt_tokens"))
+            if prompt is not None:
+                self.input_tokens = prompt
+        timings = obj.get("timings")
+        if isinstance(timings, dict):
+            draft = _int_or_none(timings.get("draft_n"))
+            accepted = _int_or_none(timings.get("draft_n_accepted"))
+            if draft is not None:
+                self.draft = draft
+            if accepted is not None:
+                self.accepted = accepted
+        if text:
+            self._token_chunk(now, cumulative)
+            if self.keep_text:
+                self.text_parts.append(text)
+
+    def _native(self, obj: dict[str, Any], now: int) -> None:
+        meta = obj.get("meta_info")
+        meta = meta if isinstance(meta, dict) else {}
+        cumulative = _int_or_none(meta.get("completion_tokens"))
+        prompt = _int_or_none(meta.get("prompt_tokens"))
+        if prompt is not None:
+            self.input_tokens = prompt
+        verify = _int_or_none(meta.get("spec_verify_ct"))
+        if verify is not None:
+            self.verify_steps = verify
+        reason = meta.get("finish_reason")
+        if isinstance(reason, dict):
+            reason = reason.get("type")
+        if isinstance(reason, str) and reason:
+            self.finish_reason = reason
+        raw = obj.get("text")
+        text = raw if isinstance(raw, str) else ""
+        # SGLang streams the cumulative text by default, the increment with --incremental-streaming-output
+        new = text[len(self.last_text) :] if text.startswith(self.last_text) else text
+        self.last_text = text if text.startswith(self.last_text) else self.last_text + text
+        if cumulative is not None:
+            bearing = cumulative > self.counted and bool(new)
+            self.output_tokens = cumulative
+        else:
+            bearing = bool(new)
+        if bearing:
+            self._token_chunk(now, cumulative)
+            if self.keep_text:
+                self.text_parts.append(new)
+
+    def _token_chunk(self, now: int, cumulative: int | None) -> None:
+        self.chunk_times.append(now)
+        if cumulative is None:
+            self.chunk_tokens_known = False
+        else:
+            self.chunk_tokens.append(cumulative - self.counted)
+            self.counted = cumulative
+
+
+class StreamingClient:
+    """One shared ``httpx.AsyncClient`` per run: keep-alive, ``max_connections`` at least the concurrency."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        max_connections: int,
+        timeout_s: float = 600.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        headers: Mapping[str, str] | None = None,
+        tokenizer: Callable[[str], int] | None = None,
+        continuous_usage: bool = True,
+        keepalive_expiry_s: float = 600.0,
+    ) -> None:
+        if max_connections < 1:
+            raise ValueError(f"max_connections must be >= 1, got {max_connections}")
+        root = base_url.rstrip("/")
+        if root.endswith("/v1"):
+            root = root[: -len("/v1")]
+        self.base_url = root
+        self.max_connections = max_connections
+        self._timeout_s = timeout_s
+        self._tokenizer = tokenizer
+        self._continuous_usage = continuous_usage
+        limits = httpx.Limits(
+            max_connections=max_connections,
+            max_keepalive_connections=max_connections,
+            keepalive_expiry=keepalive_expiry_s,
+        )
+        self._client = httpx.AsyncClient(
+            base_url=root,
+            limits=limits,
+            timeout=httpx.Timeout(timeout_s),
+            transport=transport,
+            headers=dict(headers or {}),
+            http2=False,
+        )
+
+    async def __aenter__(self) -> StreamingClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def warm_connections(self, n: int, path: str = "/health") -> None:
+        """Open up to ``n`` keep-alive connections (concurrent GETs of ``path``); failures are ignored here
+        (the first real request will report them)."""
+
+        async def one() -> None:
+            try:
+                response = await self._client.get(path)
+                await response.aclose()
+            except httpx.HTTPError:
+                pass
+
+        await asyncio.gather(*(one() for _ in range(min(n, self.max_connections))))
+
+    async def send(self, spec: RequestSpec) -> RequestResult:
+        path, body = build_request(spec, continuous_usage=self._continuous_usage)
+        content = json.dumps(body).encode()
+        request_headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        state = _StreamState(spec.api, keep_text=self._tokenizer is not None)
+        decoder = SSEDecoder()
+        status: int | None = None
+        kind: str | None = None
+        message: str | None = None
+        t_sent = perf_counter_ns()
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                async with self._client.stream("POST", path, content=content, headers=request_headers) as response:
+                    status = response.status_code
+                    if status >= 400:
+                        raw = await response.aread()
+                        kind = "http_4xx" if status < 500 else "http_5xx"
+                        message = f"HTTP {status}: {_error_text(raw)}"
+                    else:
+                        async for chunk in response.aiter_bytes():
+                            now = perf_counter_ns()
+                            for event in decoder.feed(chunk):
+                                state.on_event(event, now)
+                        now = perf_counter_ns()
+                        for event in decoder.close():
+                            state.on_event(event, now)
+        except _StreamError as exc:
+            kind, message = exc.kind, str(exc)
+        except TimeoutError:
+            kind, message = "timeout", f"no complete response within {self._timeout_s:g} s"
+        except httpx.TimeoutException as exc:
+            kind, message = "timeout", f"{type(exc).__name__}: {exc}"
+        except httpx.ConnectError as exc:
+            kind, message = "connect", f"cannot connect to {self.base_url}: {exc}"
+        except httpx.TransportError as exc:
+            kind = "stream_broken" if status is not None else "connect"
+            message = f"{type(exc).__name__}: {exc}"
+        t_done = perf_counter_ns()
+        if kind is None and not state.done and state.finish_reason is None:
+            kind, message = "stream_broken", "stream ended without [DONE] or a finish_reason"
+        if kind is None and not state.chunk_times:
+            kind, message = "no_tokens", f"the response carried no generated text (finish_reason={state.finish_reason})"
+        return self._result(state, t_sent, t_done, status, kind, message, spec)
+
+    def _result(
+        self,
+        state: _StreamState,
+        t_sent: int,
+        t_done: int,
+        status: int | None,
+        kind: str | None,
+        message: str | None,
+        spec: RequestSpec,
+    ) -> RequestResult:
+        output, inputs = state.output_tokens, state.input_tokens
+        source = "unknown"
+        if output is not None:
+            source = "server_meta_info" if spec.api == "generate" else "server_usage"
+        elif self._tokenizer is not None and state.text_parts:
+            output = self._tokenizer("".join(state.text_parts))
+            source = "tokenizer"
+        input_source = "unknown"
+        if inputs is not None:
+            input_source = "server_meta_info" if spec.api == "generate" else "server_usage"
+        elif self._tokenizer is not None and isinstance(spec.prompt, str):
+            inputs = self._tokenizer(spec.prompt)
+            input_source = "tokenizer"
+        times = state.chunk_times
+        return RequestResult(
+            ok=kind is None,
+            t_sent_ns=t_sent,
+            t_first_ns=times[0] if times else None,
+            t_last_ns=times[-1] if times else None,
+            t_done_ns=t_done,
+            chunk_times_ns=times,
+            chunk_tokens=state.chunk_tokens if state.chunk_tokens_known and times else None,
+            output_tokens=output,
+            input_tokens=inputs,
+            token_source=source,
+            finish_reason=state.finish_reason,
+            draft_tokens=state.draft,
+            accepted_tokens=state.accepted,
+            verify_steps=state.verify_steps,
+            error_kind=kind,
+            error=_truncate(message) if message else None,
+            status_code=status,
+            input_token_source=input_source,
+        )
+
+
+def _error_text(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace")
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return _truncate(text) or "(empty body)"
+    if isinstance(obj, dict):
+        err = obj.get("error", obj)
+        if isinstance(err, dict):
+            for key in ("message", "detail", "msg"):
+                if key in err:
+                    return _truncate(str(err[key]))
+        elif isinstance(err, str):
+            return _truncate(err)
+    return _truncate(text)
