@@ -1,0 +1,258 @@
+"""``bench run CONFIG``: launch (or attach to) a serving engine, sweep concurrency, write one record.
+
+Exit status: 0 complete record, 1 partial or failed record (the record says why), 2 bad config or
+command line (nothing written), 130 interrupted (the record keeps every finished level).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shlex
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+
+from bench.record.model import Environment, Record, Server
+from bench.record.store import new_record_id
+
+from .config import ConfigError, RunConfig, load_config, parse_set
+from .engines import EngineBase, get_engine
+from .engines.modelfile import ModelFileError
+from .launcher import LaunchError, ServerProcess, free_port, interrupts_raise
+from .progress import SweepProgress
+from .sweep import SweepState, create, initial_record, make_plan, now_utc, run_sweep
+
+__all__ = ["cli_overrides", "dry_run_text", "execute", "register"]
+
+EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+_PORT_PLACEHOLDER = "<free port>"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "run",
+        help="launch (or attach to) a server, sweep concurrency and write a record",
+        description="Run one experiment config: every flag overrides the config's value.",
+    )
+    p.add_argument("config", help="experiment config (YAML), e.g. bench/configs/llamacpp-smoke/baseline.yaml")
+    p.add_argument("--levels", help="comma-separated concurrency levels, e.g. 1,2,4")
+    p.add_argument("--requests", help="requests per level: a count or 'Nx' (N x concurrency)")
+    p.add_argument("--warmup", help="warm-up requests per level: a count or 'Nx'")
+    p.add_argument("--max-tokens", type=int, help="max output tokens per request")
+    p.add_argument("--records-dir", help="where records are written (default: the config's, else records/)")
+    p.add_argument("--variant", help="record variant name")
+    p.add_argument("--url", help="attach to this running server instead of launching one")
+    p.add_argument("--log-dir", help="server logs (default: ~/.cache/benchbook/logs)")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="KEY.PATH=VALUE", help="override any config value (YAML value)"
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the server command and the plan, then exit")
+    p.set_defaults(handler=_handle)
+
+
+def cli_overrides(args: argparse.Namespace) -> list[tuple[str, Any]]:
+    """Command-line flags as config overrides, applied in order (``--set`` first, named flags win)."""
+    out = [parse_set(item) for item in args.set]
+    if args.levels:
+        try:
+            levels = [int(x) for x in args.levels.split(",") if x.strip()]
+        except ValueError:
+            raise ConfigError("--levels", "levels", f"comma-separated integers, got {args.levels!r}") from None
+        out.append(("levels", levels))
+    for flag, key in (("requests", "requests_per_level"), ("warmup", "warmup")):
+        value = getattr(args, flag)
+        if value is not None:
+            out.append((key, int(value) if value.strip().isdigit() else value))
+    for flag, key in (("max_tokens", "max_tokens"), ("records_dir", "records_dir"), ("variant", "variant")):
+        value = getattr(args, flag)
+        if value is not None:
+            out.append((key, value))
+    if args.url:
+        out.append(("url", args.url))
+    return out
+
+
+def _log_dir(args: argparse.Namespace) -> Path:
+    if args.log_dir:
+        return Path(args.log_dir)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "benchbook" / "logs"
+
+
+def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: Any) -> str:
+    """The server command and the sweep plan (pure apart from resolving a local model file)."""
+    lines = [f"experiment {cfg.experiment} / variant {cfg.variant} / engine {engine.name}"]
+    if cfg.url:
+        lines.append(f"attach to: {cfg.url}")
+    else:
+        cmd = engine.command(cfg, cfg.host, cfg.port or 0)
+        if cmd is None:
+            lines.append("server command: none (this engine is attach-only: give --url)")
+        else:
+            if cfg.port is None:
+                cmd = [_PORT_PLACEHOLDER if a == "0" and cmd[i - 1] == "--port" else a for i, a in enumerate(cmd)]
+            lines.append("server command:")
+            lines.append("  " + shlex.join(cmd).replace(shlex.quote(_PORT_PLACEHOLDER), _PORT_PLACEHOLDER))
+    if cfg.server_env:
+        lines.append("server environment: " + " ".join(f"{k}={shlex.quote(v)}" for k, v in cfg.server_env.items()))
+    spec = engine.speculative(cfg)
+    lines.append(
+        "speculative: "
+        + (
+            "none"
+            if spec is None
+            else f"{spec.algorithm} steps={spec.num_steps} topk={spec.topk} draft_tokens={spec.num_draft_tokens}"
+        )
+    )
+    lines.append(
+        f"prompt set: {prompt_set.name} ({len(prompt_set.prompts)} prompts, sha256 {prompt_set.content_hash})"
+    )
+    lines.append(
+        f"api {cfg.api}, max_tokens {cfg.max_tokens}, temperature {cfg.temperature}, ignore_eos {cfg.ignore_eos}, "
+        f"seed {cfg.seed}, error threshold {cfg.error_threshold:.0%}"
+    )
+    lines.append("levels (concurrency: measured requests + warm-up):")
+    for step in make_plan(cfg):
+        lines.append(f"  C={step.concurrency}: {step.requests} requests + {step.warmup} warm-up")
+    lines.append(f"records dir: {cfg.records_dir}")
+    return "\n".join(lines)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from .prompts import load_prompt_set
+
+    config_path = Path(args.config)
+    try:
+        cfg = load_config(config_path, cli_overrides(args))
+        engine = get_engine(cfg.engine)
+        try:
+            prompt_set = load_prompt_set(cfg.prompt_set)
+        except Exception as exc:  # the prompt-set loader's own errors name the set's file
+            raise ConfigError(config_path, "prompt_set", f"a loadable prompt set ({exc})") from None
+        if args.dry_run:
+            print(dry_run_text(cfg, engine, prompt_set))
+            return EXIT_OK
+        if cfg.url is None and engine.command(cfg, cfg.host, 1) is None:
+            raise ConfigError(config_path, "url", f"engine {cfg.engine!r} cannot be launched: give --url")
+    except (ConfigError, ModelFileError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    record = execute(cfg, engine, prompt_set, log_dir=_log_dir(args))
+    if record is None:
+        return EXIT_INTERRUPTED
+    return EXIT_OK if record.status.state == "complete" else EXIT_INCOMPLETE
+
+
+def _environment(cfg: RunConfig, engine: EngineBase, server_env: Mapping[str, str]) -> Environment:
+    from .environment import capture_environment, redact
+
+    env = capture_environment(server_env, engine_python=cfg.binary if cfg.engine == "sglang" else None)
+    set_vars = {k: redact(k, v) for k, v in cfg.server_env.items()}
+    features = {**env.features, **engine.features(cfg)}
+    return Environment.model_validate(
+        {**env.model_dump(), "env_vars": {**env.env_vars, **set_vars}, "features": features}
+    )
+
+
+def _update_server(state: SweepState, **fields: Any) -> None:
+    data = state.record.model_dump()
+    data["server"] = {**data["server"], **fields}
+    state.write(Record.model_validate(data))
+
+
+def execute(
+    cfg: RunConfig, engine: EngineBase, prompt_set: Any, *, log_dir: Path, console: Console | None = None
+) -> Record | None:
+    """Launch or attach, sweep, and return the final record (None when interrupted)."""
+    from .environment import capture_benchbook
+
+    progress = SweepProgress(console)
+    created_at = now_utc()
+    record_id = new_record_id(cfg.variant, created_at)
+    host = cfg.host
+    port = cfg.port or free_port(host)
+    command = None if cfg.url else engine.command(cfg, host, port)
+    base_url = cfg.url or f"http://{host}:{port}"
+    server_env = {**os.environ, **cfg.server_env}
+    log_path = log_dir / f"{record_id}.log"
+    notes = [*engine.notes(cfg)]
+    if command is not None:
+        notes.append(f"server log: {log_path}")
+    server = Server(
+        engine=engine.name, url=base_url, command=command, args=engine.recorded_args(cfg), notes=notes
+    )
+    state = create(
+        Path(cfg.records_dir),
+        initial_record(
+            cfg=cfg,
+            record_id=record_id,
+            created_at=created_at,
+            prompt_set=prompt_set,
+            server=server,
+            model=engine.model_ref(cfg),
+            speculative=engine.speculative(cfg),
+            environment=_environment(cfg, engine, server_env),
+            benchbook=capture_benchbook(),
+            test_server=engine.test_server,
+        ),
+    )
+    progress.message(f"record: {state.path}")
+    process: ServerProcess | None = None
+    try:
+        with interrupts_raise():
+            try:
+                if command is not None:
+                    progress.message("server: " + shlex.join(command))
+                    process = ServerProcess(command, log_path=log_path, extra_env=cfg.server_env).start()
+                with httpx.Client(base_url=base_url, timeout=30.0) as http:
+                    if process is not None:
+                        took = process.wait_ready(lambda: engine.is_ready(http), timeout_s=cfg.ready_timeout_s)
+                        progress.message(f"server ready after {took:.1f} s")
+                    elif not engine.is_ready(http):
+                        state.fail(f"the server at {base_url} is not ready (readiness check failed)")
+                        return _done(progress, state)
+                    info = engine.server_info(http)
+                    _update_server(state, server_info=info, version=engine.version(http, info, cfg))
+                with progress:
+                    asyncio.run(
+                        run_sweep(
+                            state,
+                            cfg,
+                            prompt_set,
+                            base_url=base_url,
+                            server=process,
+                            progress=progress,
+                            extra_body=engine.extra_body(cfg),
+                            speculative_method=engine.speculative_method(cfg),
+                        )
+                    )
+            except LaunchError as exc:
+                state.fail(str(exc), exc.log_excerpt)
+            finally:
+                if process is not None:
+                    process.stop()
+    except KeyboardInterrupt as exc:
+        if not state.finished:
+            where = f" during level C={state.current_level}" if state.current_level is not None else ""
+            state.fail(
+                f"interrupted ({exc or 'Ctrl-C'}){where}; the server was stopped",
+                process.tail() if process is not None else None,
+            )
+        _done(progress, state)
+        return None
+    except BaseException as exc:
+        if not state.finished:
+            state.fail(f"harness error: {type(exc).__name__}: {exc}", process.tail() if process is not None else None)
+        raise
+    return _done(progress, state)
+
+
+def _done(progress: SweepProgress, state: SweepState) -> Record:
+    progress.summary(state.record, state.path)
+    return state.record

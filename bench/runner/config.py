@@ -1,0 +1,207 @@
+"""Experiment configuration for ``bench run``: one YAML file per variant, validated with pydantic.
+
+A config names the engine, the model, every server argument, the workload and the sweep. Command-line
+flags override any value (``--set key.path=value`` is the generic form). Bad input raises
+:class:`ConfigError`, which names the file, the field and what was expected.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+__all__ = [
+    "DEFAULT_LEVELS",
+    "ConfigError",
+    "ModelConfig",
+    "RunConfig",
+    "apply_overrides",
+    "load_config",
+    "parse_config",
+    "parse_set",
+]
+
+DEFAULT_LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 250)
+_SLUG = r"^[a-z0-9][a-z0-9._-]*$"
+_MULTIPLE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*x\s*$")
+
+Scalar = str | int | float | bool | None
+ArgValue = Scalar | list[str | int | float]
+
+
+class ConfigError(Exception):
+    """A bad config: names the file, the field and what was expected."""
+
+    def __init__(self, path: Path | str, field: str, expected: str) -> None:
+        self.path = str(path)
+        self.field = field or "(whole file)"
+        self.expected = expected
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.path}: field '{self.field}': {self.expected}"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelConfig(_Strict):
+    name: str | None = None
+    path: str | None = Field(
+        default=None,
+        description="a path or hub id; 'package:<dist>/<file>' names a file inside an installed Python package",
+    )
+    revision: str | None = None
+    quantization: str | None = None
+
+
+class RunConfig(_Strict):
+    """One experiment variant: what to launch and how to sweep it."""
+
+    experiment: str = Field(pattern=_SLUG)
+    variant: str = Field(pattern=_SLUG)
+    title: str | None = None
+    description: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    run_group: str | None = None
+
+    engine: Literal["sglang", "openai", "llamacpp", "testserver"]
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    draft_model: ModelConfig | None = None
+    server_args: dict[str, ArgValue] = Field(
+        default_factory=dict, description="server arguments by name (without leading dashes); true = bare flag"
+    )
+    extra_args: list[str] = Field(default_factory=list, description="raw arguments appended to the command line")
+    server_env: dict[str, str] = Field(default_factory=dict, description="environment variables set for the server")
+    binary: str | None = Field(default=None, description="engine executable (llama-server) or Python (sglang)")
+    host: str = "127.0.0.1"
+    port: int | None = Field(default=None, ge=1, le=65535, description="None: a free port is picked")
+    url: str | None = Field(default=None, description="attach to this running server instead of launching one")
+    ready_timeout_s: float = Field(default=900.0, gt=0)
+    request_timeout_s: float = Field(default=600.0, gt=0)
+
+    prompt_set: str
+    api: Literal["chat", "completions", "generate"] = "chat"
+    levels: list[int] = Field(default_factory=lambda: list(DEFAULT_LEVELS), min_length=1)
+    requests_per_level: int | str = Field(default="10x", description="a count, or 'Nx' = N x concurrency")
+    min_requests: int = Field(default=10, ge=1, description="floor for 'Nx' request counts")
+    warmup: int | str = Field(default="2x", description="warm-up requests per level: a count or 'Nx'")
+    max_warmup: int = Field(default=500, ge=0, description="cap on warm-up requests per level")
+    max_tokens: int = Field(default=256, ge=1)
+    temperature: float = Field(default=0.0, ge=0)
+    ignore_eos: bool = False
+    seed: int | None = None
+    error_threshold: float = Field(default=0.05, ge=0, le=1)
+    records_dir: str = "records"
+
+    @field_validator("levels")
+    @classmethod
+    def _levels(cls, v: list[int]) -> list[int]:
+        if any(c < 1 for c in v):
+            raise ValueError("every level must be a concurrency >= 1")
+        if len(set(v)) != len(v):
+            raise ValueError("levels must not repeat")
+        return v
+
+    @field_validator("requests_per_level", "warmup")
+    @classmethod
+    def _count_or_multiple(cls, v: int | str) -> int | str:
+        if isinstance(v, int):
+            if v < 0:
+                raise ValueError("must be >= 0")
+            return v
+        if not _MULTIPLE.match(v):
+            raise ValueError("a number or 'Nx' (N times the concurrency), e.g. 10 or '10x'")
+        return v.strip()
+
+    def requests_for(self, concurrency: int) -> int:
+        """Measured requests at one level."""
+        return _resolve(self.requests_per_level, concurrency, floor=self.min_requests)
+
+    def warmup_for(self, concurrency: int) -> int:
+        """Warm-up requests at one level (outside the measured window)."""
+        return min(_resolve(self.warmup, concurrency, floor=0), self.max_warmup)
+
+
+def _resolve(value: int | str, concurrency: int, *, floor: int) -> int:
+    if isinstance(value, int):
+        return value
+    m = _MULTIPLE.match(value)
+    assert m is not None  # validated
+    return max(floor, round(float(m.group(1)) * concurrency))
+
+
+def parse_set(item: str) -> tuple[str, Any]:
+    """``key.path=value`` -> (key.path, value); the value is read as YAML (``1``, ``true``, ``[1, 2]``)."""
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key or not all(key.split(".")):
+        raise ConfigError("--set", item, "key.path=value")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as exc:
+        raise ConfigError("--set", key, f"a YAML value ({exc})") from None
+    return key, value
+
+
+def apply_overrides(data: Mapping[str, Any], overrides: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """A copy of ``data`` with each dotted key set; intermediate mappings are created as needed."""
+    out: dict[str, Any] = copy.deepcopy(dict(data))
+    for key, value in overrides:
+        node = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            if not isinstance(child, dict):
+                raise ConfigError("--set", key, f"'{part}' to be a mapping, it is {json.dumps(child)}")
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def parse_config(data: Any, path: Path | str) -> RunConfig:
+    if not isinstance(data, dict):
+        raise ConfigError(path, "", f"a YAML mapping of config fields, got {type(data).__name__}")
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in ("int", "str", "function-after")))
+        got = "nothing" if err["type"] == "missing" else json.dumps(err.get("input"), default=str)[:80]
+        raise ConfigError(path, _field_path(loc), f"{err['msg']} (got {got})") from None
+
+
+def load_config(path: Path, overrides: Sequence[tuple[str, Any]] = ()) -> RunConfig:
+    """Read, override and validate one config file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, "", f"a readable UTF-8 YAML file ({exc})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError(path, where, f"valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(path, "", f"a YAML mapping of config fields, got {type(data).__name__}")
+    return parse_config(apply_overrides(data, overrides), path)
