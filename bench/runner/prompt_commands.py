@@ -21,7 +21,7 @@ def _one_line(text: str, width: int = _PREVIEW) -> str:
 
 
 def format_listing(sets: list[PromptSet]) -> str:
-    """One row per set: name, prompt count, content hash, description's first sentence."""
+    """One row per set: name, prompt count, content hash."""
     if not sets:
         return "no prompt sets\n"
     width = max(len(s.name) for s in sets)

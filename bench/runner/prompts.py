@@ -220,7 +220,9 @@ def _resolve(name_or_path: str) -> Path:
         path = PROMPTS_DIR / f"{name_or_path}.jsonl"
         if not path.is_file():
             known = ", ".join(list_prompt_sets()) or "none"
-            raise PromptSetError(name_or_path, None, "", f"a shipped prompt set ({known}) or a path to a .jsonl file")
+            raise PromptSetError(
+                name_or_path, None, "name", f"a shipped prompt set ({known}) or a path to a .jsonl file"
+            )
         return path
     return Path(name_or_path)
 
