@@ -1,0 +1,150 @@
+"""``bench check``'s gate: what a change adds under ``records/`` and whether it may merge.
+
+A change FAILS when it
+* modifies, deletes, renames or changes the type of a file that exists under ``records/`` on the base
+  (records are append-only: a correction is a new record);
+* adds a record that does not load with ``bench.record.load_record`` (schema, id = file name,
+  folder = experiment);
+* adds a file under ``records/`` that is not at ``records/<experiment>/<id>.json``;
+* leaves two records at HEAD with the same ``id`` or the same content hash (the content apart from
+  ``id`` and ``created_at``, see ``snapshot.content_hash``).
+
+Records already on the base that do not load are reported as warnings, not failures of this change.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from bench.record import Record
+
+from .changes import Change, diff_changes
+from .gitrepo import open_repo, resolve_base
+from .snapshot import content_hash, is_record_path, load_tree, tree_files, worktree_files
+
+__all__ = ["AddedRecord", "CheckResult", "Failure", "run_check"]
+
+
+@dataclass(frozen=True)
+class Failure:
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class AddedRecord:
+    path: str
+    record: Record
+    content_hash: str
+
+
+@dataclass
+class CheckResult:
+    repo_root: Path
+    base_label: str
+    base_sha: str
+    head_sha: str
+    include_worktree: bool
+    records_dir: str
+    added: list[AddedRecord] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    base_records: dict[str, Record] = field(default_factory=dict)  # rel path -> record on the base
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def _under(rel: str, records_dir: str) -> bool:
+    prefix = PurePosixPath(records_dir).parts
+    return tuple(PurePosixPath(rel).parts[: len(prefix)]) == prefix
+
+
+def _append_only(changes: list[Change], records_dir: str) -> tuple[list[str], list[Failure]]:
+    """Paths added under records/, and failures for everything that touches an existing file there."""
+    added: list[str] = []
+    failures: list[Failure] = []
+    for ch in changes:
+        if ch.kind == "renamed" and ch.old_path is not None and _under(ch.old_path, records_dir):
+            failures.append(
+                Failure(ch.old_path, f"renamed to {ch.path}: records are append-only (add a new record instead)")
+            )
+            continue
+        if ch.kind in ("added", "copied", "renamed"):
+            if _under(ch.path, records_dir):
+                added.append(ch.path)
+            continue
+        if not _under(ch.path, records_dir):
+            continue
+        verb = {"modified": "modified", "deleted": "deleted", "type-changed": "changed in type"}[ch.kind]
+        failures.append(
+            Failure(ch.path, f"{verb}: records are append-only (an existing record may not be {verb}; add a new one)")
+        )
+    return added, failures
+
+
+def _duplicates(records: dict[str, Record], added_paths: set[str]) -> list[Failure]:
+    failures: list[Failure] = []
+    for what, key_of in (("id", lambda r: r.id), ("content hash", content_hash)):
+        groups: dict[str, list[str]] = defaultdict(list)
+        for rel, rec in records.items():
+            groups[key_of(rec)].append(rel)
+        for key, paths in sorted(groups.items()):
+            if len(paths) < 2:
+                continue
+            blamed = [p for p in paths if p in added_paths] or paths
+            for p in blamed:
+                others = ", ".join(o for o in paths if o != p)
+                shown = key if what == "id" else key[:12]
+                failures.append(Failure(p, f"duplicate {what} {shown}: also used by {others}"))
+    return failures
+
+
+def run_check(
+    repo_path: Path, base: str | None = None, *, records_dir: str = "records", include_worktree: bool = False
+) -> CheckResult:
+    """Run the gate. Raises ``GateEnvError`` for a folder that is not a repository or a missing base."""
+    repo = open_repo(repo_path)
+    root = Path(str(repo.working_tree_dir))
+    base_label, base_sha = resolve_base(repo, base)
+    result = CheckResult(
+        repo_root=root,
+        base_label=base_label,
+        base_sha=base_sha,
+        head_sha=repo.head.commit.hexsha,
+        include_worktree=include_worktree,
+        records_dir=records_dir,
+    )
+    changes = diff_changes(repo, base_sha, include_worktree=include_worktree)
+    added_paths, result.failures = _append_only(changes, records_dir)
+
+    head_files = worktree_files(root, records_dir) if include_worktree else tree_files(repo, "HEAD", records_dir)
+    head = load_tree(head_files, records_dir)
+    base_tree = load_tree(tree_files(repo, base_sha, records_dir), records_dir)
+    result.base_records = base_tree.records
+
+    for rel in sorted(added_paths):
+        if not is_record_path(rel, records_dir):
+            result.failures.append(
+                Failure(
+                    rel,
+                    f"outside {records_dir}/<experiment>/: a record must sit at {records_dir}/<experiment>/<id>.json",
+                )
+            )
+        elif rel in head.errors:
+            err = head.errors[rel]
+            result.failures.append(Failure(rel, f"invalid record: field '{err.field}': {err.expected}"))
+        elif rel in head.records:
+            rec = head.records[rel]
+            result.added.append(AddedRecord(path=rel, record=rec, content_hash=content_hash(rec)))
+    for rel, err in sorted(head.errors.items()):
+        if rel not in added_paths:
+            result.warnings.append(f"existing record does not load: {err}")
+    result.failures += _duplicates(head.records, set(added_paths))
+    return result
