@@ -25,7 +25,7 @@ setup_python() {  # $1: extras, e.g. "dev"
   want="$(cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     "$PY" -m pip install --quiet --upgrade "pip>=24"
-    "$PY" -m pip install --quiet -c constraints.txt -e ".[$extras]"
+    "$PY" -m pip install --quiet -c constraints.txt --config-settings editable_mode=compat -e ".[$extras]"
     echo "$want" > "$stamp"
   fi
 }
