@@ -24,7 +24,6 @@ import platform
 import re
 import socket
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -404,14 +403,17 @@ def capture_environment(
 ) -> Environment:
     """Capture GPU, CUDA/NCCL, engine versions, allow-listed variables and host info.
 
-    ``environ`` defaults to ``os.environ``; ``engine_python`` defaults to this interpreter; ``run`` to
-    :func:`default_run`. ``features`` is left empty: the orchestration merges the server's switches.
+    ``environ`` defaults to ``os.environ``; ``run`` to :func:`default_run`. ``engine_python`` is the
+    interpreter the engine is launched with (e.g. ``python3`` for SGLang); without it, engine, FlashInfer and
+    PyTorch versions, CUDA runtime and NCCL version are left unknown rather than read from an interpreter
+    the engine may not use. ``features`` is left empty: the orchestration merges the server's switches.
     """
     env = os.environ if environ is None else environ
     runner = run or default_run
     smi = runner(["nvidia-smi", f"--query-gpu={','.join(NVIDIA_SMI_FIELDS)}", "--format=csv,noheader,nounits"])
     gpu = parse_nvidia_smi(smi)
-    versions, cuda, nccl, engine_py = parse_engine_probe(runner([engine_python or sys.executable, "-c", ENGINE_PROBE]))
+    probe = runner([engine_python, "-c", ENGINE_PROBE]) if engine_python else None
+    versions, cuda, nccl, engine_py = parse_engine_probe(probe)
     info: dict[str, Any] = _host_info() if host_info else {}
     if smi is not None:
         driver_cuda = parse_smi_cuda_version(runner(["nvidia-smi"]))

@@ -223,8 +223,16 @@ def test_capture_uses_nvidia_smi_and_the_engine_probe() -> None:
     assert len(probe_calls) == 1 and probe_calls[0][1] == "-c"
 
 
+def test_without_an_engine_interpreter_nothing_is_probed() -> None:
+    run = fake_run()
+    env = capture_environment({}, run=run, host_info=False)
+    assert all(c[0] == "nvidia-smi" for c in run.calls)  # type: ignore[attr-defined]
+    assert env.versions == {} and env.cuda_runtime is None and env.nccl_version is None
+    assert env.gpu.count == 2
+
+
 def test_missing_nvidia_smi_and_engine_leave_fields_none() -> None:
-    env = capture_environment({"NCCL_DEBUG": "WARN"}, run=fake_run(smi=None, probe=None))
+    env = capture_environment({"NCCL_DEBUG": "WARN"}, engine_python="python3", run=fake_run(smi=None, probe=None))
     assert env.gpu.model is None and env.gpu.count is None and env.gpu.driver is None
     assert env.gpu.power_limit_w is None and env.gpu.memory_mib is None and env.gpu.clocks == {}
     assert env.cuda_runtime is None and env.nccl_version is None and env.versions == {}
