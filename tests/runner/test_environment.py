@@ -155,6 +155,7 @@ def test_only_allow_listed_names_are_read() -> None:
         ("NCCL_X", "https://user:pass@host.example/path"),
         ("NCCL_X", "0123456789abcdef0123456789abcdef"),
         ("NCCL_X", "aGVsbG8gd29ybGQgdGhpcyBpcyBhIHNlY3JldA=="),
+        ("NCCL_X", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
         ("NCCL_X", "opt1,token=Zk3q9XwP2mLr8TvB4nYc7HsJ1dGe"),
         ("NCCL_X", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc"),
     ],
