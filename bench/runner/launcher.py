@@ -28,6 +28,7 @@ __all__ = [
     "ServerProcess",
     "free_port",
     "group_alive",
+    "group_members",
     "interrupts_raise",
     "log_tail",
 ]
@@ -202,8 +203,30 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
+def group_members(pgid: int) -> list[int] | None:
+    """Pids of the live (non-zombie) processes of a group, from /proc; None where /proc is not available."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    out = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
+            out.append(int(entry.name))
+    return out
+
+
 def group_alive(pgid: int) -> bool:
-    """True while any process of the group exists (zombies of other parents included)."""
+    """True while any live process of the group exists (zombies awaiting their reaper do not count)."""
+    members = group_members(pgid)
+    if members is not None:
+        return bool(members)
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:

@@ -100,7 +100,11 @@ class SweepProgress:
     """Live per-level bars on a terminal, plain lines otherwise."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console()
+        if console is None:
+            console = Console()
+            if not console.is_terminal:  # logs: wide lines rather than wrapped ones
+                console = Console(width=160)
+        self.console = console
         self.live = self.console.is_terminal
         self._progress: Progress | None = None
         self._task: TaskID | None = None

@@ -25,7 +25,9 @@ __all__ = [
     "render_args",
 ]
 
-_SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|passwd|credential|auth)", re.IGNORECASE)
+_SECRET_KEY = re.compile(
+    r"(api[_-]?key|secret|password|passwd|credential|(^|[_-])token$|(^|[_-])auth([_-]|$)|authorization)", re.IGNORECASE
+)
 REDACTED = "<redacted>"
 
 

@@ -1,0 +1,276 @@
+"""Sweeps against bench.testserver: known truth, the crash path, Ctrl-C/SIGTERM, and no secret in a record."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bench.record.load import load_record
+from bench.record.model import Level, Server
+from bench.record.store import new_record_id
+from bench.runner.client import RequestResult
+from bench.runner.config import RunConfig, load_config
+from bench.runner.engines import get_engine
+from bench.runner.launcher import ServerProcess, free_port, group_alive
+from bench.runner.prompts import load_prompt_set
+from bench.runner.sweep import create, finish_record, initial_record, make_specs, run_sweep
+from bench.testserver import TestServerConfig, expected_timing
+
+ROOT = Path(__file__).resolve().parents[2]
+PROMPTS = """{"name": "tiny", "description": "test prompts", "license": "CC0-1.0", "source": "tests"}
+{"id": "a", "messages": [{"role": "user", "content": "Write a function that adds two numbers."}]}
+{"id": "b", "messages": [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Name a sort."}]}
+"""
+TTFT_MS, ITL_MS, PER_CHUNK, OUT_TOKENS = 40.0, 5.0, 3, 30
+
+
+def _config(tmp_path: Path, **extra: Any) -> Path:
+    (tmp_path / "prompts.jsonl").write_text(PROMPTS, encoding="utf-8")
+    data: dict[str, Any] = {
+        "experiment": "sweep-test",
+        "variant": "synthetic",
+        "engine": "testserver",
+        "server_args": {
+            "ttft-ms": TTFT_MS,
+            "itl-ms": ITL_MS,
+            "tokens-per-chunk": PER_CHUNK,
+            "output-tokens": OUT_TOKENS,
+        },
+        "prompt_set": str(tmp_path / "prompts.jsonl"),
+        "levels": [1, 2, 4],
+        "requests_per_level": "2x",
+        "min_requests": 4,
+        "warmup": "1x",
+        "max_tokens": 64,
+        "seed": 7,
+        "records_dir": str(tmp_path / "records"),
+    }
+    data.update(extra)
+    path = tmp_path / "run.yaml"
+    path.write_text(json.dumps(data), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def _bench(args: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bench", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _only_record(tmp_path: Path) -> Path:
+    files = sorted((tmp_path / "records").rglob("*.json"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+def _servers_on_port(port: int) -> list[int]:
+    """Live bench.testserver processes serving ``port`` (any process group)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if b"bench.testserver" in cmd and str(port).encode() in cmd and stat.rsplit(") ", 1)[-1][0] != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_sweep_matches_known_truth_and_validates(tmp_path: Path) -> None:
+    proc = _bench(["run", str(_config(tmp_path)), "--log-dir", str(tmp_path / "logs")])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    path = _only_record(tmp_path)
+    assert str(path) in proc.stdout
+    record = load_record(path).record  # validates schema and layout
+    assert record.status.state == "complete"
+    assert record.provenance.kind == "measured" and record.provenance.test_server is True
+    assert record.provenance.tool and record.provenance.tool.startswith("benchbook ")
+    assert [lv.concurrency for lv in record.levels] == [1, 2, 4]
+    assert record.workload.planned_levels == [1, 2, 4]
+    assert record.workload.prompt_set == "tiny" and record.workload.prompt_set_hash
+    assert record.workload.num_prompts == 2 and record.workload.seed == 7 and record.workload.api == "chat"
+    assert record.server.command and "bench.testserver" in record.server.command
+    assert record.server.args["tokens-per-chunk"] == PER_CHUNK
+    assert record.server.server_info is not None
+    truth = expected_timing(
+        TestServerConfig(ttft_ms=TTFT_MS, itl_ms=ITL_MS, tokens_per_chunk=PER_CHUNK, output_tokens=OUT_TOKENS), 64
+    )
+    for lv, requests, warm in zip(record.levels, (4, 4, 8), (1, 2, 4), strict=True):
+        assert lv.requests_sent == requests and lv.requests_completed == requests and lv.requests_failed == 0
+        assert lv.warmup_requests == warm
+        assert lv.output_tokens is not None and lv.output_tokens.total == requests * truth.output_tokens
+        assert lv.ttft_ms is not None and lv.ttft_ms.p50 is not None
+        assert truth.ttft_ms <= lv.ttft_ms.p50 < truth.ttft_ms + 25
+        assert lv.tpot_ms is not None and lv.tpot_ms.p50 is not None and truth.tpot_ms is not None
+        assert lv.tpot_ms.p50 == pytest.approx(truth.tpot_ms, rel=0.25)
+        assert lv.errors is None or not lv.errors.flagged
+    assert not (ROOT / "records" / "sweep-test").exists()
+
+
+def test_server_killed_mid_sweep_keeps_finished_levels(tmp_path: Path) -> None:
+    cfg: RunConfig = load_config(_config(tmp_path, levels=[1, 2, 4], requests_per_level=6, warmup=0))
+    engine = get_engine("testserver")
+    prompt_set = load_prompt_set(cfg.prompt_set)
+    port = free_port()
+    command = engine.command(cfg, "127.0.0.1", port)
+    assert command is not None
+    created = datetime.now(UTC).replace(microsecond=0)
+    record = initial_record(
+        cfg=cfg,
+        record_id=new_record_id(cfg.variant, created),
+        created_at=created,
+        prompt_set=prompt_set,
+        server=Server(engine=engine.name, command=command),
+        model=engine.model_ref(cfg),
+        speculative=None,
+        environment=__import__("bench.record.model", fromlist=["Environment"]).Environment(),
+        benchbook=__import__("bench.record.model", fromlist=["Benchbook"]).Benchbook(),
+        test_server=True,
+    )
+    state = create(Path(cfg.records_dir), record)
+    assert load_record(state.path).record.status.state == "partial"  # on disk before any request
+
+    class KillDuringLevel2:
+        def __init__(self, server: ServerProcess) -> None:
+            self.server, self.level, self.seen = server, 0, 0
+
+        def start_level(self, concurrency: int, requests: int, warmup: int) -> None:
+            self.level, self.seen = concurrency, 0
+
+        def on_result(self, result: RequestResult) -> None:
+            self.seen += 1
+            if self.level == 2 and self.seen == 2:
+                os.killpg(self.server.pgid or 0, signal.SIGKILL)
+
+        def end_level(self, level: Level | None) -> None:
+            pass
+
+    server = ServerProcess(command, log_path=tmp_path / "server.log")
+    with server:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
+            server.wait_ready(lambda: engine.is_ready(http), timeout_s=30)
+        final = asyncio.run(
+            run_sweep(
+                state,
+                cfg,
+                prompt_set,
+                base_url=f"http://127.0.0.1:{port}",
+                server=server,
+                progress=KillDuringLevel2(server),
+            )
+        )
+        pgid = server.pgid
+    assert pgid is not None and not group_alive(pgid)
+    assert not _servers_on_port(port)
+    on_disk = load_record(state.path).record
+    assert on_disk == final
+    assert on_disk.status.state == "partial"
+    assert [lv.concurrency for lv in on_disk.levels] == [1]
+    assert on_disk.status.failed_level == 2
+    message = on_disk.status.message or ""
+    assert "level C=2" in message and "killed by signal SIGKILL" in message
+    assert on_disk.status.log_excerpt is not None
+
+
+def test_failed_when_no_level_finished() -> None:
+    from bench.record.load import parse_record
+
+    raw = json.loads((ROOT / "records" / "eagle-fast-verify").glob("*baseline*.json").__next__().read_text())
+    rec = parse_record({**raw, "levels": []}, "x")
+    done = finish_record(rec, error="server gone", log_excerpt="tail")
+    assert done.status.state == "failed" and done.status.message == "server gone"
+    ok = finish_record(parse_record(raw, "x"))
+    assert ok.status.state == "complete"
+
+
+def test_make_specs_cycles_prompts(tmp_path: Path) -> None:
+    cfg = load_config(_config(tmp_path, api="completions", max_tokens=9, ignore_eos=True))
+    ps = load_prompt_set(cfg.prompt_set)
+    specs = make_specs(ps, 5, cfg, offset=1)
+    assert [s.prompt for s in specs] == [ps.prompts[(1 + i) % 2].text for i in range(5)]
+    assert all(s.max_tokens == 9 and s.ignore_eos and s.seed == 7 and s.api == "completions" for s in specs)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupt_keeps_finished_levels_and_stops_server(tmp_path: Path, sig: signal.Signals) -> None:
+    cfg = _config(
+        tmp_path,
+        server_args={"ttft-ms": 20, "itl-ms": 100, "tokens-per-chunk": 1, "output-tokens": 30},
+        levels=[1, 2],
+        requests_per_level=3,
+        warmup=0,
+        max_tokens=30,
+    )
+    bench = subprocess.Popen(
+        [sys.executable, "-m", "bench", "run", str(cfg), "--log-dir", str(tmp_path / "logs")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        path = None
+        while time.monotonic() < deadline:
+            files = list((tmp_path / "records").rglob("*.json"))
+            if files and json.loads(files[0].read_text()).get("levels"):
+                path = files[0]
+                break
+            time.sleep(0.1)
+        assert path is not None, "level 1 never finished"
+        command = json.loads(path.read_text())["server"]["command"]
+        port = int(command[command.index("--port") + 1])
+        assert _servers_on_port(port)
+        time.sleep(0.5)  # inside level 2
+        bench.send_signal(sig)
+        out, _ = bench.communicate(timeout=60)
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+    assert bench.returncode == 130, out
+    record = load_record(path).record
+    assert record.status.state == "partial"
+    assert "interrupted" in (record.status.message or "")
+    assert [lv.concurrency for lv in record.levels] == [1]
+    assert not _servers_on_port(port)
+
+
+def test_secrets_never_reach_the_record(tmp_path: Path) -> None:
+    secrets = {
+        "HF_TOKEN": "hf_FAKEsecretVALUE1234567890abcdef",
+        "OPENAI_API_KEY": "sk-FAKEopenaiKEY0987654321zyxwv",
+        "AWS_SECRET_ACCESS_KEY": "FAKEawsSECRETaccessKEY/abc+123xyz",
+        "NCCL_IB_HCA": "mlx5_0",  # allow-listed: must be recorded
+    }
+    env = {**os.environ, **secrets}
+    proc = _bench(
+        ["run", str(_config(tmp_path)), "--levels", "1", "--log-dir", str(tmp_path / "logs"),
+         "--set", "server_env.SGLANG_API_KEY=sk-FAKEserverENVkey555"],  # fmt: skip
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = _only_record(tmp_path).read_text(encoding="utf-8")
+    for name in ("HF_TOKEN", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY"):
+        assert secrets[name] not in text, name
+    assert "sk-FAKEserverENVkey555" not in text
+    assert '"NCCL_IB_HCA": "mlx5_0"' in text
