@@ -110,9 +110,7 @@ def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: Any) -> str:
             else f"{spec.algorithm} steps={spec.num_steps} topk={spec.topk} draft_tokens={spec.num_draft_tokens}"
         )
     )
-    lines.append(
-        f"prompt set: {prompt_set.name} ({len(prompt_set.prompts)} prompts, sha256 {prompt_set.content_hash})"
-    )
+    lines.append(f"prompt set: {prompt_set.name} ({len(prompt_set.prompts)} prompts, sha256 {prompt_set.content_hash})")
     lines.append(
         f"api {cfg.api}, max_tokens {cfg.max_tokens}, temperature {cfg.temperature}, ignore_eos {cfg.ignore_eos}, "
         f"seed {cfg.seed}, error threshold {cfg.error_threshold:.0%}"
@@ -184,9 +182,7 @@ def execute(
     notes = [*engine.notes(cfg)]
     if command is not None:
         notes.append(f"server log: {log_path}")
-    server = Server(
-        engine=engine.name, url=base_url, command=command, args=engine.recorded_args(cfg), notes=notes
-    )
+    server = Server(engine=engine.name, url=base_url, command=command, args=engine.recorded_args(cfg), notes=notes)
     state = create(
         Path(cfg.records_dir),
         initial_record(

@@ -176,10 +176,8 @@ class ServerProcess:
         if self._proc is None or self.pgid is None:
             return
         _signal_group(self.pgid, signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            pass
         # the leader may be gone while workers of its group live on: always finish the group off
         deadline = time.monotonic() + grace_s
         while group_alive(self.pgid) and time.monotonic() < deadline:

@@ -152,9 +152,7 @@ class SweepProgress:
         self._tokens += result.output_tokens or 0
         if self._progress is not None and self._task is not None:
             elapsed = max(time.monotonic() - self._t0, 1e-9)
-            self._progress.update(
-                self._task, advance=1, errors=self._errors, tok_s=f"{self._tokens / elapsed:,.0f}"
-            )
+            self._progress.update(self._task, advance=1, errors=self._errors, tok_s=f"{self._tokens / elapsed:,.0f}")
 
     def end_level(self, level: Level | None) -> None:
         if self._progress is not None and self._task is not None:

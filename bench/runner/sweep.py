@@ -357,4 +357,3 @@ def _aborted(state: SweepState, reason: str, server: _Server | None) -> Record:
 
 def now_utc() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
-

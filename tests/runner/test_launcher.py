@@ -25,7 +25,8 @@ FAMILY = textwrap.dedent(
     import signal, subprocess, sys, time
     if sys.argv[1:] == ["stubborn"]:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    child = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"])
+    deaf = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
+    child = subprocess.Popen([sys.executable, "-c", deaf])
     print("pids", child.pid, flush=True)
     time.sleep(120)
     """
@@ -73,7 +74,10 @@ def test_stop_kills_the_whole_group(tmp_path: Path, mode: str) -> None:
 
 def test_context_manager_stops_on_error(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
-    with pytest.raises(RuntimeError, match="boom"), ServerProcess([sys.executable, "-c", FAMILY, "polite"], log_path=log) as s:
+    with (
+        pytest.raises(RuntimeError, match="boom"),
+        ServerProcess([sys.executable, "-c", FAMILY, "polite"], log_path=log) as s,
+    ):
         pgid = s.pgid
         _grandchild(log)
         raise RuntimeError("boom")
@@ -82,9 +86,9 @@ def test_context_manager_stops_on_error(tmp_path: Path) -> None:
 
 def test_exit_before_ready_carries_log_tail(tmp_path: Path) -> None:
     code = "import sys; print('loading model'); print('GGML_ASSERT(x) failed', file=sys.stderr); sys.exit(3)"
-    with ServerProcess([sys.executable, "-c", code], log_path=tmp_path / "s.log") as s:
-        with pytest.raises(ServerExited) as info:
-            s.wait_ready(lambda: False, timeout_s=30, interval_s=0.05)
+    server = ServerProcess([sys.executable, "-c", code], log_path=tmp_path / "s.log")
+    with server as s, pytest.raises(ServerExited) as info:
+        s.wait_ready(lambda: False, timeout_s=30, interval_s=0.05)
     assert "exited with status 3" in str(info.value)
     assert info.value.log_excerpt is not None and "GGML_ASSERT" in info.value.log_excerpt
 
@@ -114,7 +118,7 @@ def test_missing_executable_is_a_launch_error(tmp_path: Path) -> None:
 
 def test_log_tail_keeps_crash_line_outside_the_tail(tmp_path: Path) -> None:
     log = tmp_path / "s.log"
-    lines = ["start"] + ["/path/server-context.cpp:508: GGML_ASSERT(add_ok && \"batch must be large enough\") failed"]
+    lines = ["start", '/path/server-context.cpp:508: GGML_ASSERT(add_ok && "batch must be large enough") failed']
     lines += [f"backtrace frame {i}" for i in range(100)]
     log.write_text("\n".join(lines) + "\n")
     tail = log_tail(log, lines=10)

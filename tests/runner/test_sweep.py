@@ -62,7 +62,9 @@ def _config(tmp_path: Path, **extra: Any) -> Path:
     return path
 
 
-def _bench(args: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _bench(
+    args: list[str], env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bench", *args],
         capture_output=True,
@@ -264,8 +266,16 @@ def test_secrets_never_reach_the_record(tmp_path: Path) -> None:
     }
     env = {**os.environ, **secrets}
     proc = _bench(
-        ["run", str(_config(tmp_path)), "--levels", "1", "--log-dir", str(tmp_path / "logs"),
-         "--set", "server_env.SGLANG_API_KEY=sk-FAKEserverENVkey555"],  # fmt: skip
+        [
+            "run",
+            str(_config(tmp_path)),
+            "--levels",
+            "1",
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--set",
+            "server_env.SGLANG_API_KEY=sk-FAKEserverENVkey555",
+        ],
         env=env,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -26,7 +26,17 @@ class TestServerEngine(EngineBase):
 
     def command(self, cfg: RunConfig, host: str, port: int) -> list[str]:
         python = cfg.binary or sys.executable
-        return [python, "-m", "bench.testserver", "--host", host, "--port", str(port), *render_args(cfg.server_args), *cfg.extra_args]
+        return [
+            python,
+            "-m",
+            "bench.testserver",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            *render_args(cfg.server_args),
+            *cfg.extra_args,
+        ]
 
     def version(self, client: httpx.Client, info: Mapping[str, Any] | None, cfg: RunConfig) -> str | None:
         return f"benchbook {__version__}"
