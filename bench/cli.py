@@ -17,6 +17,8 @@ COMMANDS: dict[str, str] = {
     "run": "bench.runner.commands",
     "prompts": "bench.runner.prompt_commands",
     "render": "bench.site.commands",
+    "compare": "bench.compare.commands",
+    "diff": "bench.compare.commands",
     "check": "bench.gate.commands",
     "import": "bench.importers.commands",
 }

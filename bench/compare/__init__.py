@@ -1,0 +1,57 @@
+"""Comparisons you can trust: comparability, bootstrap statistics, computed verdicts and regressions.
+
+Pure functions: records in, dataclasses out, then Markdown/JSON/text renderers. The only I/O lives in
+``bench.compare.commands`` (``bench compare`` and ``bench diff``) and ``settings.load_settings``.
+"""
+
+from __future__ import annotations
+
+from .compare import compare_records, context_warnings
+from .context import CONTEXT_FIELDS, context_of, fingerprint, render_context_table_markdown, role_of
+from .envdiff import FieldDiff, environment_diff
+from .regress import Flag, config_key, flags, history, regression_flags
+from .render import (
+    render_comparison_json,
+    render_comparison_markdown,
+    render_comparison_text,
+    render_diff_json,
+    render_diff_markdown,
+    render_diff_text,
+)
+from .result import Comparison, ContextWarning, ExcludedLevel, LevelComparison, MetricComparison, Ratio
+from .settings import RegressionThresholds, Settings, SettingsError, load_settings
+from .verdict import verdict_sentence
+
+__all__ = [
+    "CONTEXT_FIELDS",
+    "Comparison",
+    "ContextWarning",
+    "ExcludedLevel",
+    "FieldDiff",
+    "Flag",
+    "LevelComparison",
+    "MetricComparison",
+    "Ratio",
+    "RegressionThresholds",
+    "Settings",
+    "SettingsError",
+    "compare_records",
+    "config_key",
+    "context_of",
+    "context_warnings",
+    "environment_diff",
+    "fingerprint",
+    "flags",
+    "history",
+    "load_settings",
+    "regression_flags",
+    "render_comparison_json",
+    "render_comparison_markdown",
+    "render_comparison_text",
+    "render_context_table_markdown",
+    "render_diff_json",
+    "render_diff_markdown",
+    "render_diff_text",
+    "role_of",
+    "verdict_sentence",
+]

@@ -1,0 +1,144 @@
+"""What a comparison produces: plain frozen dataclasses, rendered by ``bench.compare.render``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .envdiff import FieldDiff
+
+__all__ = [
+    "Comparison",
+    "ContextWarning",
+    "ExcludedLevel",
+    "LevelComparison",
+    "MetricComparison",
+    "Ratio",
+    "Side",
+    "Winner",
+]
+
+Side = Literal["a", "b"]
+Winner = Literal["a", "b", "mixed", "unresolved", "none"]
+NOT_STATED = "not stated"
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """candidate / baseline. ``lo``/``hi`` are the confidence interval, ``None`` for a point estimate.
+
+    ``n_a``/``n_b``: the requests each side's figure rests on (``None`` when unknown), ``runs_a``/``runs_b``
+    the runs (records) it averages.
+    """
+
+    value: float | None
+    lo: float | None
+    hi: float | None
+    n_a: int | None
+    n_b: int | None
+    runs_a: int = 1
+    runs_b: int = 1
+
+    @property
+    def has_interval(self) -> bool:
+        return self.lo is not None and self.hi is not None
+
+    @property
+    def resolved(self) -> bool:
+        """The interval excludes 1 (a point estimate is never resolved)."""
+        return self.lo is not None and self.hi is not None and (self.lo > 1.0 or self.hi < 1.0)
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    metric: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    a: float | None
+    b: float | None
+    ratio: Ratio
+    approximate: bool = False
+    note: str | None = None
+
+    @property
+    def leader(self) -> Side | None:
+        """The side with the better figure (None when a side lacks it or they are equal)."""
+        r = self.ratio.value
+        if r is None or r == 1.0:
+            return None
+        return "b" if (r > 1.0) == self.higher_is_better else "a"
+
+    @property
+    def unresolved(self) -> bool:
+        """An interval exists and contains 1: the data do not tell the sides apart."""
+        return self.ratio.has_interval and not self.ratio.resolved
+
+
+@dataclass(frozen=True)
+class ExcludedLevel:
+    key: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class LevelComparison:
+    key: str
+    concurrency: int | None
+    label: str | None
+    metrics: tuple[MetricComparison, ...]
+    winner: Winner
+    excluded: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"C={self.concurrency}" if self.concurrency is not None else (self.label or self.key)
+
+    def metric(self, name: str) -> MetricComparison | None:
+        return next((m for m in self.metrics if m.metric == name), None)
+
+
+@dataclass(frozen=True)
+class ContextWarning:
+    """A context field that differs beyond the declared treatment."""
+
+    field: str
+    a: Any
+    b: Any
+
+    @property
+    def message(self) -> str:
+        def show(v: Any) -> str:
+            return NOT_STATED if v is None else repr(v) if isinstance(v, str) else str(v)
+
+        return f"context differs beyond the treatment: {self.field} is {show(self.a)} vs {show(self.b)}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Baseline (side ``a``) against candidate (side ``b``): rows per level, warnings, a computed verdict."""
+
+    label_a: str
+    label_b: str
+    ids_a: tuple[str, ...]
+    ids_b: tuple[str, ...]
+    fingerprint_a: str
+    fingerprint_b: str
+    experiment: str | None
+    treatment: tuple[str, ...]
+    levels: tuple[LevelComparison, ...]
+    warnings: tuple[ContextWarning, ...]
+    verdict: str
+    excluded: tuple[ExcludedLevel, ...]
+    notes: tuple[str, ...] = ()
+    info_differences: tuple[FieldDiff, ...] = ()
+    confidence: float = 0.95
+    n_boot: int = 2000
+    seed: int = 0
+    estimate: Literal["bootstrap", "point", "mixed"] = "point"
+    only_in_a: tuple[str, ...] = field(default=())
+    only_in_b: tuple[str, ...] = field(default=())
+
+    @property
+    def comparable(self) -> bool:
+        return not self.warnings

@@ -1,0 +1,112 @@
+"""``benchbook.yaml``: per-experiment comparison settings and the regression thresholds.
+
+The file is optional; without it the defaults below apply (``Settings()``). A bad file raises
+``SettingsError`` naming the file, the field and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = [
+    "DEFAULT_SETTINGS_FILE",
+    "DEFAULT_TREATMENT",
+    "ComparisonSettings",
+    "ExperimentSettings",
+    "RegressionThresholds",
+    "Settings",
+    "SettingsError",
+    "load_settings",
+    "parse_settings",
+]
+
+DEFAULT_SETTINGS_FILE = "benchbook.yaml"
+DEFAULT_TREATMENT: tuple[str, ...] = ("speculative.*", "draft_model.*", "server.args.speculative-*")
+
+
+class SettingsError(Exception):
+    def __init__(self, path: Path | str, field: str, expected: str) -> None:
+        self.path = str(path)
+        self.field = field or "(whole file)"
+        self.expected = expected
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.path}: field '{self.field}': {self.expected}"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RegressionThresholds(_Strict):
+    ratio_threshold: float = Field(default=0.05, gt=0, lt=1, description="relative change that counts, 0.05 = 5%")
+    window: int = Field(default=5, ge=1, description="previous comparable records whose median is the baseline")
+    min_history: int = Field(default=3, ge=1, description="fewer previous records: 'insufficient data'")
+
+
+class ComparisonSettings(_Strict):
+    min_completed: int = Field(default=10, ge=1, description="levels with fewer completed requests are left out")
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+
+
+class ExperimentSettings(_Strict):
+    title: str
+    baseline: str = Field(description="the variant the others are compared with")
+    treatment: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_TREATMENT),
+        description="context fields (dotted names or globs) the variants are meant to differ in",
+    )
+
+
+class Settings(_Strict):
+    version: int = Field(default=1, ge=1, le=1)
+    default_treatment: list[str] = Field(default_factory=lambda: list(DEFAULT_TREATMENT))
+    comparison: ComparisonSettings = Field(default_factory=ComparisonSettings)
+    experiments: dict[str, ExperimentSettings] = Field(default_factory=dict)
+    regression: RegressionThresholds = Field(default_factory=RegressionThresholds)
+
+    def treatment_for(self, experiment: str | None) -> tuple[str, ...]:
+        if experiment is not None and experiment in self.experiments:
+            return tuple(self.experiments[experiment].treatment)
+        return tuple(self.default_treatment)
+
+
+def _loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def parse_settings(data: Any, path: Path | str) -> Settings:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise SettingsError(path, "", f"a mapping at the top level, got {type(data).__name__}")
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        shown = "nothing" if err["type"] == "missing" else json.dumps(err.get("input"), default=str)[:80]
+        raise SettingsError(path, _loc(err["loc"]), f"{err['msg']} (got {shown})") from None
+
+
+def load_settings(path: Path) -> Settings:
+    """Read and validate a settings file; ``SettingsError`` on any problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(path, "", f"a readable UTF-8 file ({exc})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        raise SettingsError(path, where, f"valid YAML ({getattr(exc, 'problem', exc)})") from None
+    return parse_settings(data, path)
