@@ -435,6 +435,20 @@ def _untracked_outside(untracked: list[str], ignored_prefixes: tuple[str, ...]) 
     return any(not path.startswith(ignored_prefixes) for path in untracked)
 
 
+COMMIT_ENV = "BENCHBOOK_COMMIT"
+DIRTY_ENV = "BENCHBOOK_DIRTY"
+
+
+def _shipped_commit(environ: Mapping[str, str]) -> Benchbook | None:
+    """A working tree copied without its ``.git`` (e.g. to a GPU machine) carries the commit it was packed
+    from in ``BENCHBOOK_COMMIT`` (40 hex digits) and ``BENCHBOOK_DIRTY`` (true/false)."""
+    commit = environ.get(COMMIT_ENV, "").strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{40}", commit):
+        return None
+    dirty = {"true": True, "false": False}.get(environ.get(DIRTY_ENV, "").strip().lower())
+    return Benchbook(version=__version__, commit=commit, dirty=dirty)
+
+
 def capture_benchbook(repo: Path | None = None, *, untracked_ignored: tuple[str, ...] = ("records/",)) -> Benchbook:
     """benchbook's version, and the commit and dirty flag of ``repo`` (default: this checkout's root).
 
@@ -443,6 +457,9 @@ def capture_benchbook(repo: Path | None = None, *, untracked_ignored: tuple[str,
     Outside a git repository, or without a ``git`` executable, commit and dirty are None.
     """
     root = Path(repo) if repo is not None else Path(__file__).resolve().parents[2]
+    shipped = _shipped_commit(os.environ) if repo is None else None
+    if shipped is not None:
+        return shipped
     try:
         import git  # imported here: gitpython raises ImportError when no git executable is found
     except ImportError:

@@ -341,3 +341,15 @@ def test_no_git_folder_gives_none(tmp_path: Path) -> None:
     got = capture_benchbook(tmp_path)
     assert got.commit is None and got.dirty is None and got.version
     assert capture_benchbook(tmp_path / "missing").commit is None
+
+
+def test_commit_shipped_with_a_copied_tree_is_used_when_there_is_no_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.runner.environment import capture_benchbook
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    monkeypatch.setenv("BENCHBOOK_COMMIT", sha)
+    monkeypatch.setenv("BENCHBOOK_DIRTY", "false")
+    got = capture_benchbook()
+    assert got.commit == sha and got.dirty is False
+    monkeypatch.setenv("BENCHBOOK_COMMIT", "not-a-sha")
+    assert capture_benchbook().commit != "not-a-sha"
