@@ -110,7 +110,7 @@ def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: Any) -> str:
             else f"{spec.algorithm} steps={spec.num_steps} topk={spec.topk} draft_tokens={spec.num_draft_tokens}"
         )
     )
-    lines.append(f"prompt set: {prompt_set.name} ({len(prompt_set.prompts)} prompts, sha256 {prompt_set.content_hash})")
+    lines.append(f"prompt set: {prompt_set.name} ({len(prompt_set.prompts)} prompts, hash {prompt_set.content_hash})")
     lines.append(
         f"api {cfg.api}, max_tokens {cfg.max_tokens}, temperature {cfg.temperature}, ignore_eos {cfg.ignore_eos}, "
         f"seed {cfg.seed}, error threshold {cfg.error_threshold:.0%}"

@@ -193,7 +193,7 @@ def test_dry_run_eagle3_prints_every_flag() -> None:
         "--mem-fraction-static 0.85",
     ):
         assert flag in command, flag
-    assert "coding-agentic" in out and "sha256" in out
+    assert "coding-agentic" in out and "hash sha256:" in out
     assert "C=1: 30 requests + 2 warm-up" in out
     assert "C=250: 2500 requests + 500 warm-up" in out
     assert "speculative: EAGLE3 steps=5 topk=4 draft_tokens=16" in out

