@@ -75,6 +75,8 @@ def _append_only(changes: list[Change], records_dir: str) -> tuple[list[str], li
             failures.append(
                 Failure(ch.old_path, f"renamed to {ch.path}: records are append-only (add a new record instead)")
             )
+            if _under(ch.path, records_dir):
+                added.append(ch.path)  # still judged as an addition: git may pair a deletion with a new record
             continue
         if ch.kind in ("added", "copied", "renamed"):
             if _under(ch.path, records_dir):

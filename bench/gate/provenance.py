@@ -17,7 +17,9 @@ import git
 
 __all__ = ["UNCOMMITTED", "RecordCommit", "git_provenance", "last_changed", "parse_added_log", "repository_url"]
 
-_MARK = "\x1ebench-commit\x1f"  # starts each commit's header line; cannot occur in a path
+# Starts each commit's header line; the unit separator cannot occur in a record's path (ids are slugs).
+# (Not \x1e: Python's splitlines() and strip() treat it as a line break / whitespace.)
+_MARK = "bench-commit\x1f"
 _FORMAT = f"{_MARK}%H%x1f%h%x1f%an%x1f%aI%x1f%s"
 
 
@@ -49,7 +51,7 @@ def parse_added_log(output: str) -> dict[str, RecordCommit]:
     """
     out: dict[str, RecordCommit] = {}
     current: RecordCommit | None = None
-    for line in output.splitlines():
+    for line in output.split("\n"):
         if line.startswith(_MARK):
             sha, short, author, date, subject = line[len(_MARK) :].split("\x1f", 4)
             current = RecordCommit(sha, short, author, datetime.fromisoformat(date).astimezone(UTC), subject)
