@@ -2,8 +2,8 @@
 # Runs ON the device machine, in the copied working tree. State outside the tree lives in /tmp/bb and
 # survives only while the machine stays warm between calls.
 #
-#   scripts/h200/remote.sh setup            # stage 1 carried: install wheels, keep model part 1, build CUDA llama-server
-#   scripts/h200/remote.sh run CONFIG...    # stage 2 carried (once): join the model; then one `bench run` per config
+#   scripts/h200/remote.sh setup            # .h200/s1 carried: install wheels, keep model part 1, build CUDA llama-server
+#   scripts/h200/remote.sh run CONFIG...    # .h200/s2 carried (first run): join the model; then one `bench run` per config
 # Records are written to $OUT/records/<experiment>/ so the device tool brings them back.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -16,9 +16,9 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 cmd="${1:?usage: remote.sh setup|run CONFIG...}"; shift
 case "$cmd" in
   setup)
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$BB/site" .h200/wheels/*.whl
-    cp .h200/model.part1 .h200/model.sha256 .h200/commit .h200/dirty "$BB/"
-    rm -rf "$BB/src"; mkdir -p "$BB/src"; tar -xzf .h200/llama-src.tar.gz -C "$BB/src"
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$BB/site" .h200/s1/wheels/*.whl
+    cp .h200/s1/model.part1 .h200/s1/model.sha256 .h200/s1/commit .h200/s1/dirty "$BB/"
+    rm -rf "$BB/src"; mkdir -p "$BB/src"; tar -xzf .h200/s1/llama-src.tar.gz -C "$BB/src"
     start=$(date +%s)
     BIN="$(bash scripts/build_llama_server.sh --src "$BB/src")"
     echo "built $BIN in $(( $(date +%s) - start )) s"
@@ -27,7 +27,7 @@ case "$cmd" in
     ;;
   run)
     if [ ! -f "$BB/model.gguf" ]; then
-      cat "$BB/model.part1" .h200/model.part2 > "$BB/model.gguf.tmp"
+      cat "$BB/model.part1" .h200/s2/model.part2 > "$BB/model.gguf.tmp"
       [ "$(sha256sum "$BB/model.gguf.tmp" | cut -d' ' -f1)" = "$(cat "$BB/model.sha256")" ] \
         || { echo "model sha256 mismatch" >&2; exit 1; }
       mv "$BB/model.gguf.tmp" "$BB/model.gguf"
