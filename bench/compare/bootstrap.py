@@ -11,6 +11,9 @@ Two kinds of statistic:
 * ``mean``: the mean of a per-request value (per-request tok/s, TPOT, TTFT);
 * ``rate``: the sum of a per-request token count over the level's ``duration_s`` (throughput). Resampling
   n requests with replacement keeps the count at n, so the sum stays on the scale of the level's duration.
+  The duration is scaled too: at a fixed concurrency a level lasts about (Σ E2E) / concurrency, so a resample
+  lasts ``duration_s`` × (its Σ E2E) / (the observed Σ E2E). Without this, a fixed-length workload
+  (``ignore_eos``, every request the same token count) would get a zero-width interval.
 """
 
 from __future__ import annotations
@@ -31,23 +34,40 @@ Kind = Literal["mean", "rate"]
 
 @dataclass(frozen=True)
 class RunValues:
-    """One run's per-request values for one statistic; ``duration_s`` is required for ``rate``."""
+    """One run's per-request values for one statistic; ``duration_s`` is required for ``rate``, and
+    ``times`` (each request's E2E time, any unit) scales a resample's duration when given."""
 
     values: Sequence[float]
     kind: Kind
     duration_s: float | None = None
+    times: Sequence[float] | None = None
 
     def __post_init__(self) -> None:
         if not self.values:
             raise ValueError("a run needs at least one per-request value")
         if self.kind == "rate" and not self.duration_s:
             raise ValueError("a rate statistic needs the level's duration_s")
+        if self.times is not None and (len(self.times) != len(self.values) or sum(self.times) <= 0):
+            raise ValueError("times must hold one positive E2E time per value")
 
-    def statistic(self, x: FloatArray, axis: int = -1) -> FloatArray:
+    def point(self) -> float:
+        x = np.asarray(self.values, dtype=np.float64)
         if self.kind == "mean":
-            return np.asarray(x.mean(axis=axis), dtype=np.float64)
+            return float(x.mean())
         assert self.duration_s
-        return np.asarray(x.sum(axis=axis) / self.duration_s, dtype=np.float64)
+        return float(x.sum() / self.duration_s)
+
+    def resampled(self, idx: npt.NDArray[np.int64]) -> FloatArray:
+        """The statistic for each row of request indices ``idx`` (shape: draws × requests)."""
+        x = np.asarray(self.values, dtype=np.float64)[idx]
+        if self.kind == "mean":
+            return np.asarray(x.mean(axis=1), dtype=np.float64)
+        assert self.duration_s
+        duration = np.full(idx.shape[0], self.duration_s)
+        if self.times is not None:
+            t = np.asarray(self.times, dtype=np.float64)
+            duration = duration * t[idx].sum(axis=1) / t.sum()
+        return np.asarray(x.sum(axis=1) / duration, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -72,10 +92,9 @@ def bootstrap_side(runs: Sequence[RunValues], n_boot: int, rng: np.random.Genera
     per_run = np.empty((len(runs), n_boot), dtype=np.float64)
     points = []
     for i, run in enumerate(runs):
-        x = np.asarray(run.values, dtype=np.float64)
-        points.append(float(run.statistic(x)))
-        idx = rng.integers(0, len(x), size=(n_boot, len(x)))
-        per_run[i] = run.statistic(x[idx], axis=1)
+        points.append(run.point())
+        idx = rng.integers(0, len(run.values), size=(n_boot, len(run.values)))
+        per_run[i] = run.resampled(idx)
     if len(runs) == 1:
         draws = per_run[0]
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
+from typing import Literal
 
 from bench.record.model import Level, Record
 
@@ -199,18 +200,20 @@ def compare_records(
         )
         first = la[0]
         rows.append(
-            LevelComparison(key, first.concurrency, first.label, metrics, _winner(metrics) if not reason else "none", reason)
+            LevelComparison(
+                key, first.concurrency, first.label, metrics, _winner(metrics) if not reason else "none", reason
+            )
         )
         if reason:
             excluded.append(ExcludedLevel(key, reason))
 
     with_ratio = [m for row in rows for m in row.metrics if m.ratio.value is not None]
     has_iv = {m.ratio.has_interval for m in with_ratio}
-    estimate = "bootstrap" if has_iv == {True} else "point" if has_iv <= {False} else "mixed"
-    label_a, label_b = _label(baseline, candidate, "A"), _label(candidate, baseline, "B")
-    info = tuple(
-        d for d in environment_diff(a0, b0) if d.role == "info" and d.field.startswith(INFO_PREFIXES)
+    estimate: Literal["bootstrap", "point", "mixed"] = (
+        "bootstrap" if has_iv == {True} else "point" if has_iv <= {False} else "mixed"
     )
+    label_a, label_b = _label(baseline, candidate, "A"), _label(candidate, baseline, "B")
+    info = tuple(d for d in environment_diff(a0, b0) if d.role == "info" and d.field.startswith(INFO_PREFIXES))
     return Comparison(
         label_a=label_a,
         label_b=label_b,

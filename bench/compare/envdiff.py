@@ -42,7 +42,9 @@ def flatten_record(record: Record) -> dict[str, Any]:
     out: dict[str, Any] = {}
     _flatten(data, "", out)
     return {
-        k: v for k, v in out.items() if k not in IGNORED_FIELDS and not any(k.startswith(f"{f}.") for f in IGNORED_FIELDS)
+        k: v
+        for k, v in out.items()
+        if k not in IGNORED_FIELDS and not any(k.startswith(f"{f}.") for f in IGNORED_FIELDS)
     }
 
 
@@ -52,5 +54,7 @@ def environment_diff(a: Record, b: Record) -> list[FieldDiff]:
     Context fields come first, then info fields; each group sorted by name.
     """
     fa, fb = flatten_record(a), flatten_record(b)
-    rows = [FieldDiff(k, fa.get(k), fb.get(k), role_of(k)) for k in sorted(fa.keys() | fb.keys()) if fa.get(k) != fb.get(k)]
+    rows = [
+        FieldDiff(k, fa.get(k), fb.get(k), role_of(k)) for k in sorted(fa.keys() | fb.keys()) if fa.get(k) != fb.get(k)
+    ]
     return sorted(rows, key=lambda r: (r.role != "context", r.field))

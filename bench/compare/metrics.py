@@ -85,9 +85,12 @@ def run_values(spec: MetricSpec, level: Level) -> RunValues | None:
     values = spec.per_request(level.samples)
     if not values:
         return None
-    if spec.kind == "rate" and not level.duration_s:
+    if spec.kind == "mean":
+        return RunValues(values=values, kind="mean")
+    if not level.duration_s:
         return None
-    return RunValues(values=values, kind=spec.kind, duration_s=level.duration_s)
+    times = list(level.samples.e2e_ms)
+    return RunValues(values=values, kind="rate", duration_s=level.duration_s, times=times if sum(times) > 0 else None)
 
 
 def stated_metric(spec: MetricSpec, level: Level) -> Metric | None:

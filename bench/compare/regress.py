@@ -77,8 +77,8 @@ def _series(records: Sequence[Record]) -> dict[tuple[str, str], list[float | Non
         name, level = key
         row: list[float | None] = []
         for r in records:
-            lv = next((x for x in r.levels if x.key == level), None)
-            m = getattr(lv, name) if lv is not None else None
+            found = next((x for x in r.levels if x.key == level), None)
+            m = getattr(found, name) if found is not None else None
             row.append(m.headline() if m is not None else None)
         out[key] = row
     return out
@@ -164,7 +164,9 @@ def flags(history_list: Sequence[Record], thresholds: RegressionThresholds) -> l
     return out
 
 
-def regression_flags(records: Iterable[Record], thresholds: RegressionThresholds | None = None) -> dict[str, list[Flag]]:
+def regression_flags(
+    records: Iterable[Record], thresholds: RegressionThresholds | None = None
+) -> dict[str, list[Flag]]:
     """``flags`` for every configuration in ``records``, keyed like ``history``."""
     th = thresholds or RegressionThresholds()
     return {key: flags(hist, th) for key, hist in history(records).items()}

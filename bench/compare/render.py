@@ -59,6 +59,11 @@ def _n(m: MetricComparison) -> str:
     return f"{one(m.ratio.n_a, m.ratio.runs_a)} / {one(m.ratio.n_b, m.ratio.runs_b)}"
 
 
+def _metric_label(m: MetricComparison) -> str:
+    arrow = "↑" if m.higher_is_better else "↓"
+    return f"{m.label} {arrow}" if m.unit in m.label else f"{m.label} ({m.unit}) {arrow}"
+
+
 def _rows(c: Comparison) -> list[list[str]]:
     rows = []
     for lv in c.levels:
@@ -67,7 +72,7 @@ def _rows(c: Comparison) -> list[list[str]]:
             rows.append(
                 [
                     level,
-                    f"{m.label} ({m.unit}, {'↑' if m.higher_is_better else '↓'})",
+                    _metric_label(m),
                     fmt_figure(m.a, m.approximate),
                     fmt_figure(m.b, m.approximate),
                     _ratio(m),
@@ -84,7 +89,7 @@ def _headers(c: Comparison) -> list[str]:
         "metric",
         c.label_a,
         c.label_b,
-        f"ratio ({c.label_b} / {c.label_a})",
+        f"{c.label_b} / {c.label_a}",
         f"{c.confidence:.0%} interval",
         "requests",
     ]

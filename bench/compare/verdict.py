@@ -9,6 +9,7 @@ excluded levels (too few requests, flagged error rate) are left out and named.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Literal
 
@@ -99,22 +100,19 @@ def _summary(rows: Sequence[LevelComparison], label_a: str, label_b: str) -> tup
     by_kind: dict[str, list[str]] = {}
     for r in rows:
         by_kind.setdefault(r.winner, []).append(r.name)
-    parts = []
-    for kind in ("a", "b"):
-        if kind in by_kind:
-            parts.append(f"{names[kind]} is faster at {_join(by_kind[kind])}")
-    if "mixed" in by_kind:
-        parts.append(f"the speed metrics disagree at {_join(by_kind['mixed'])}")
-    if "unresolved" in by_kind:
-        parts.append(f"the difference is not resolved at {_join(by_kind['unresolved'])}")
-    if "none" in by_kind:
-        parts.append(f"no speed figure is stated by both at {_join(by_kind['none'])}")
-    return "; ".join(parts), False
+    phrases = {
+        "a": f"{label_a} is faster at",
+        "b": f"{label_b} is faster at",
+        "mixed": "the speed metrics disagree at",
+        "unresolved": "the difference is not resolved at",
+        "none": "no speed figure is stated by both at",
+    }
+    return "; ".join(f"{phrases[kind]} {_join(levels)}" for kind, levels in by_kind.items()), False
 
 
 def _crossover(rows: Sequence[LevelComparison], label_a: str, label_b: str) -> str | None:
     decided = [r for r in rows if r.winner in ("a", "b")]
-    changes = [(p, q) for p, q in zip(decided, decided[1:], strict=False) if p.winner != q.winner]
+    changes = [(p, q) for p, q in itertools.pairwise(decided) if p.winner != q.winner]
     if not changes:
         return None
     names = {"a": label_a, "b": label_b}
