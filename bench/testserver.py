@@ -7,8 +7,10 @@ remainder), as a speculative engine's chunks do. So, for ``n`` output tokens in 
 * TTFT = ``ttft_ms``; E2E = ``ttft_ms + (C - 1) * itl_ms``; TPOT = ``(C - 1) * itl_ms / (n - 1)``;
 * per-token ITL of chunk ``k >= 1`` = ``itl_ms / tokens(k)``, once per token of that chunk.
 
-:func:`expected_timing` returns this truth. The server sleeps with asyncio until ``spin_us`` before a deadline and
-then yields in a loop until the deadline (epoll wakes on millisecond boundaries); the lateness of every chunk is
+:func:`expected_timing` returns this truth. Timer precision: asyncio's default epoll loop wakes timers on
+millisecond boundaries (up to ~1 ms late); :func:`precise_event_loop` (``select()``, microsecond timeouts, at most
+~1000 sockets) is what the command line uses by default and what tests should use. On an epoll loop ``spin_us``
+makes the server yield-spin that long before each deadline instead (costs CPU). The lateness of every chunk is
 recorded and served at ``GET /stats`` (``POST /stats/reset`` clears it), with the peak number of streams in flight.
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /generate`` (SGLang native, cumulative
@@ -27,27 +29,32 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import selectors
 import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from time import perf_counter_ns
 from typing import Any, Literal
 
 __all__ = [
     "HEADER",
     "ServerStats",
+    "StreamLog",
     "TestServer",
     "TestServerConfig",
     "Truth",
     "chunk_plan",
     "expected_timing",
     "main",
+    "precise_event_loop",
     "serve",
 ]
 
 HEADER = "x-benchbook-test-server"
 SERVER_NAME = "benchbook-testserver"
 _MAX_LATENESS_SAMPLES = 2_000_000
+_MAX_STREAM_LOGS = 10_000
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,7 @@ class TestServerConfig:
     role_chunk: bool = False  # chat: send a role-only chunk at once, before the first token
     draft_tokens_per_step: int | None = None  # llama.cpp timings: draft_n per chunk, accepted = tokens - 1
     model: str = SERVER_NAME
-    spin_us: int = 1500
+    spin_us: int = 0  # yield-spin this long before each deadline (for epoll loops)
 
     def __post_init__(self) -> None:
         if self.ttft_ms < 0 or self.itl_ms < 0:
@@ -76,6 +83,14 @@ class TestServerConfig:
             raise ValueError("fail_mode must be 'close' or 'error_event'")
         if self.fail_status is not None and not 400 <= self.fail_status <= 599:
             raise ValueError("fail_status must be an HTTP error status (400..599)")
+        if self.spin_us < 0:
+            raise ValueError("spin_us must be >= 0")
+
+
+def precise_event_loop() -> asyncio.AbstractEventLoop:
+    """An event loop on ``select()``: timers wake within microseconds (epoll rounds up to milliseconds).
+    ``select()`` handles file descriptors below 1024 only: enough for a few hundred connections."""
+    return asyncio.SelectorEventLoop(selectors.SelectSelector())
 
 
 def chunk_plan(n_tokens: int, tokens_per_chunk: int) -> list[int]:
@@ -119,6 +134,17 @@ def expected_timing(config: TestServerConfig, max_tokens: int, ignore_eos: bool 
 
 
 @dataclass
+class StreamLog:
+    """What the server really did for one streamed request, on ``time.perf_counter_ns`` (CLOCK_MONOTONIC on
+    Linux, so comparable with a client's timestamps, even across processes)."""
+
+    api: str
+    t0_ns: int  # request body read: the schedule's origin
+    emit_ns: list[int] = field(default_factory=list)  # just before each content chunk was written
+    chunk_tokens: list[int] = field(default_factory=list)
+
+
+@dataclass
 class ServerStats:
     requests: int = 0
     connections: int = 0
@@ -126,6 +152,7 @@ class ServerStats:
     max_in_flight: int = 0
     chunks: int = 0
     lateness_ns: list[int] = field(default_factory=list)
+    streams: list[StreamLog] = field(default_factory=list)  # the first _MAX_STREAM_LOGS streams
 
     def as_json(self) -> dict[str, Any]:
         late = sorted(self.lateness_ns)
@@ -139,6 +166,7 @@ class ServerStats:
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
             "chunks": self.chunks,
+            "streams_logged": len(self.streams),
             "lateness_ms": {"n": len(late), "p50": q(0.5), "p99": q(0.99), "max": late[-1] / 1e6 if late else None},
         }
 
@@ -230,6 +258,8 @@ class TestServer:
                 pass
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
+        except asyncio.CancelledError:
+            pass  # close() cancels open connections; ending normally keeps asyncio's callback quiet
         finally:
             if task is not None:
                 self._tasks.discard(task)
@@ -257,6 +287,7 @@ class TestServer:
         length = int(headers.get("content-length", "0") or "0")
         raw = await reader.readexactly(length) if length else b""
         t0 = asyncio.get_running_loop().time()
+        t0_ns = perf_counter_ns()
         keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
         path = target.split("?", 1)[0]
         if method == "GET" and path == "/health":
@@ -277,7 +308,7 @@ class TestServer:
                 body = json.loads(raw or b"{}")
                 if not isinstance(body, dict):
                     raise _BadRequest("the body must be a JSON object")
-                return await self._generate(writer, path, body, t0, keep_alive)
+                return await self._generate(writer, path, body, (t0, t0_ns), keep_alive)
             except (ValueError, _BadRequest) as exc:
                 await self._json(writer, 400, {"error": {"message": str(exc), "type": "invalid_request"}}, keep_alive)
         else:
@@ -299,15 +330,21 @@ class TestServer:
         remaining = deadline - loop.time()
         if remaining > spin_s:
             await asyncio.sleep(remaining - spin_s)
-        while loop.time() < deadline:
+        while spin_s and loop.time() < deadline:
             await asyncio.sleep(0)
         if len(self.stats.lateness_ns) < _MAX_LATENESS_SAMPLES:
             self.stats.lateness_ns.append(int((loop.time() - deadline) * 1e9))
 
     # -- generation ---------------------------------------------------------------------------------------
     async def _generate(
-        self, writer: asyncio.StreamWriter, path: str, body: dict[str, Any], t0: float, keep_alive: bool
+        self,
+        writer: asyncio.StreamWriter,
+        path: str,
+        body: dict[str, Any],
+        origin: tuple[float, int],
+        keep_alive: bool,
     ) -> bool:
+        t0 = origin[0]
         cfg = _overrides(self.config, body)
         api = {"/v1/chat/completions": "chat", "/v1/completions": "completions", "/generate": "generate"}[path]
         sampling = body.get("sampling_params") if api == "generate" else body
@@ -331,7 +368,7 @@ class TestServer:
                 await self._sleep_until(t0 + truth.e2e_ms / 1e3, cfg.spin_us / 1e6)
                 await self._json(writer, 200, _whole(api, cfg, truth, prompt_tokens), keep_alive)
                 return keep_alive
-            return await self._stream(writer, api, body, cfg, truth, prompt_tokens, t0, keep_alive)
+            return await self._stream(writer, api, body, cfg, truth, prompt_tokens, origin, keep_alive)
         finally:
             self.stats.in_flight -= 1
 
@@ -343,9 +380,10 @@ class TestServer:
         cfg: TestServerConfig,
         truth: Truth,
         prompt_tokens: int,
-        t0: float,
+        origin: tuple[float, int],
         keep_alive: bool,
     ) -> bool:
+        t0, t0_ns = origin
         options = body.get("stream_options") or {}
         include_usage = cfg.usage and api != "generate" and bool(options.get("include_usage"))
         continuous = cfg.usage and api != "generate" and bool(options.get("continuous_usage_stats"))
@@ -355,6 +393,9 @@ class TestServer:
             "transfer-encoding": "chunked",
             "connection": "keep-alive" if keep_alive else "close",
         }
+        log = StreamLog(api, t0_ns)
+        if len(self.stats.streams) < _MAX_STREAM_LOGS:
+            self.stats.streams.append(log)
         writer.write(_response_head(200, headers))
         events = _Events(api, cfg, truth, prompt_tokens, continuous)
         if cfg.role_chunk and api == "chat":
@@ -373,6 +414,8 @@ class TestServer:
             await self._sleep_until(t0 + truth.chunk_offsets_ms[k] / 1e3, spin)
             if writer.transport.is_closing():
                 return False
+            log.emit_ns.append(perf_counter_ns())
+            log.chunk_tokens.append(size)
             writer.write(_sse(events.content(k, size)))
             self.stats.chunks += 1
             await writer.drain()
@@ -493,7 +536,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--role-chunk", action="store_true", help="chat: send a role-only chunk before the first token")
     p.add_argument("--draft-tokens-per-step", type=int, default=None, help="report llama.cpp-style draft timings")
     p.add_argument("--model", default=SERVER_NAME)
-    p.add_argument("--spin-us", type=int, default=1500, help="yield-spin this long before each deadline")
+    p.add_argument(
+        "--loop",
+        choices=["select", "epoll"],
+        default="select",
+        help="select: microsecond timers, "
+        "fewer than ~1000 connections; epoll: asyncio's default, millisecond timers, no fd limit",
+    )
+    p.add_argument("--spin-us", type=int, default=0, help="yield-spin this long before each deadline (epoll)")
     return p
 
 
@@ -529,7 +579,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         await stop.wait()
         await server.close()
 
-    asyncio.run(run())
+    with asyncio.Runner(loop_factory=precise_event_loop if args.loop == "select" else None) as runner:
+        runner.run(run())
     return 0
 
 

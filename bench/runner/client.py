@@ -8,6 +8,10 @@ is shared by a whole run, so TCP setup does not land inside TTFT. Measurement ru
 * Output tokens come from the server (``usage.completion_tokens``; SGLang native ``meta_info.completion_tokens``),
   else from the ``tokenizer`` callable if one was given, else they are unknown (None): never ``max_tokens`` and
   never the number of chunks.
+* ``t_sent_ns`` is taken when httpcore starts writing the request headers to the socket (its ``trace``
+  extension), so request building, a wait for a pooled connection and TCP setup are not inside TTFT;
+  ``t_start_ns`` (``send()`` called) keeps that client overhead visible. A transport without the trace
+  (``httpx.MockTransport``) gets ``t_sent_ns = t_start_ns``.
 * Per-chunk token counts come from cumulative usage per chunk (``continuous_usage_stats``) or ``meta_info``; a
   count that rises on a chunk without text is carried to the next token-bearing chunk.
 
@@ -62,7 +66,7 @@ class RequestSpec:
 @dataclass
 class RequestResult:
     ok: bool
-    t_sent_ns: int  # perf_counter_ns just before the request is sent
+    t_sent_ns: int  # perf_counter_ns just before the request goes onto the socket (see the module docstring)
     t_first_ns: int | None  # first chunk carrying non-empty generated text
     t_last_ns: int | None  # last token-bearing chunk
     t_done_ns: int | None  # response fully read (for a failure: when the failure was seen)
@@ -79,6 +83,7 @@ class RequestResult:
     error: str | None = None
     status_code: int | None = None
     input_token_source: str = "unknown"  # same vocabulary as token_source, for input_tokens
+    t_start_ns: int | None = None  # send() called; t_sent_ns - t_start_ns = client overhead, pool wait, TCP setup
 
 
 class _StreamError(Exception):
@@ -354,10 +359,18 @@ class StreamingClient:
         status: int | None = None
         kind: str | None = None
         message: str | None = None
-        t_sent = perf_counter_ns()
+        wire: list[int] = []
+
+        async def trace(name: str, info: Mapping[str, Any]) -> None:
+            if name == "http11.send_request_headers.started" and not wire:
+                wire.append(perf_counter_ns())
+
+        t_start = perf_counter_ns()
         try:
             async with asyncio.timeout(self._timeout_s):
-                async with self._client.stream("POST", path, content=content, headers=request_headers) as response:
+                async with self._client.stream(
+                    "POST", path, content=content, headers=request_headers, extensions={"trace": trace}
+                ) as response:
                     status = response.status_code
                     if status >= 400:
                         raw = await response.aread()
@@ -383,11 +396,14 @@ class StreamingClient:
             kind = "stream_broken" if status is not None else "connect"
             message = f"{type(exc).__name__}: {exc}"
         t_done = perf_counter_ns()
+        t_sent = wire[0] if wire else t_start
         if kind is None and not state.done and state.finish_reason is None:
             kind, message = "stream_broken", "stream ended without [DONE] or a finish_reason"
         if kind is None and not state.chunk_times:
             kind, message = "no_tokens", f"the response carried no generated text (finish_reason={state.finish_reason})"
-        return self._result(state, t_sent, t_done, status, kind, message, spec)
+        result = self._result(state, t_sent, t_done, status, kind, message, spec)
+        result.t_start_ns = t_start
+        return result
 
     def _result(
         self,
