@@ -217,7 +217,7 @@ def test_make_specs_cycles_prompts(tmp_path: Path) -> None:
 def test_interrupt_keeps_finished_levels_and_stops_server(tmp_path: Path, sig: signal.Signals) -> None:
     cfg = _config(
         tmp_path,
-        server_args={"ttft-ms": 20, "itl-ms": 100, "tokens-per-chunk": 1, "output-tokens": 30},
+        server_args={"ttft-ms": 20, "itl-ms": 40, "tokens-per-chunk": 1, "output-tokens": 25},
         levels=[1, 2],
         requests_per_level=3,
         warmup=0,
@@ -284,3 +284,25 @@ def test_secrets_never_reach_the_record(tmp_path: Path) -> None:
         assert secrets[name] not in text, name
     assert "sk-FAKEserverENVkey555" not in text
     assert '"NCCL_IB_HCA": "mlx5_0"' in text
+
+
+def test_attach_with_url_launches_nothing(tmp_path: Path) -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "bench.testserver", "--port", str(port), "--ttft-ms", "5", "--itl-ms", "1"]
+    with ServerProcess(command, log_path=tmp_path / "external.log") as external:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
+            external.wait_ready(lambda: get_engine("testserver").is_ready(http), timeout_s=30)
+        proc = _bench(["run", str(_config(tmp_path)), "--levels", "1", "--url", f"http://127.0.0.1:{port}"])
+        assert external.is_alive()  # attached, not owned: left running
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = load_record(_only_record(tmp_path)).record
+    assert record.server.url == f"http://127.0.0.1:{port}" and record.server.command is None
+    assert record.status.state == "complete" and [lv.concurrency for lv in record.levels] == [1]
+
+
+def test_unreachable_url_gives_failed_record(tmp_path: Path) -> None:
+    port = free_port()
+    proc = _bench(["run", str(_config(tmp_path)), "--url", f"http://127.0.0.1:{port}"])
+    assert proc.returncode == 1
+    record = load_record(_only_record(tmp_path)).record
+    assert record.status.state == "failed" and "not ready" in (record.status.message or "")
