@@ -247,7 +247,8 @@ CONTEXT_FIELDS: tuple[ContextField, ...] = (
 
 
 def _key(entry: ContextField, sub: str) -> str:
-    return entry.name[:-1] + sub if entry.name.endswith("*") else f"{entry.name}.{sub}"
+    """``environment.env_vars.NCCL_*`` + ``NCCL_ALGO`` -> ``environment.env_vars.NCCL_ALGO``."""
+    return f"{entry.name.rsplit('.', 1)[0]}.{sub}"
 
 
 def context_of(record: Record) -> dict[str, Any]:
