@@ -22,7 +22,9 @@ def lab_records() -> tuple[Record, Record]:
     return load_record(LAB_BASELINE).record, load_record(LAB_EAGLE3).record
 
 
-def samples(n: int, tok_s: float, *, ttft_ms: float = 50.0, out: int = 128, inp: int = 200, seed: int = 0) -> dict[str, Any]:
+def samples(
+    n: int, tok_s: float, *, ttft_ms: float = 50.0, out: int = 128, inp: int = 200, seed: int = 0
+) -> dict[str, Any]:
     """``n`` requests decoding at about ``tok_s`` tokens/s each (±10% spread)."""
     rng = np.random.default_rng(seed)
     rates = tok_s * rng.uniform(0.9, 1.1, n)
@@ -36,8 +38,9 @@ def samples(n: int, tok_s: float, *, ttft_ms: float = 50.0, out: int = 128, inp:
     }
 
 
-def level(concurrency: int | None, tok_s: float, *, n: int = 40, label: str | None = None, seed: int = 0,
-          **extra: Any) -> dict[str, Any]:
+def level(
+    concurrency: int | None, tok_s: float, *, n: int = 40, label: str | None = None, seed: int = 0, **extra: Any
+) -> dict[str, Any]:
     """A measured level: samples, and a duration consistent with ``concurrency`` streams at ``tok_s``."""
     s = samples(n, tok_s, seed=seed)
     c = concurrency or 64
@@ -82,8 +85,13 @@ def record(
             "features": {"flashinfer_allreduce_fusion": True},
             "info": {"hostname": "node-a"},
         },
-        "workload": {"prompt_set": "coding-agentic", "prompt_set_hash": "ab" * 32, "max_tokens": 128,
-                     "temperature": 0.0, "ignore_eos": True},
+        "workload": {
+            "prompt_set": "coding-agentic",
+            "prompt_set_hash": "ab" * 32,
+            "max_tokens": 128,
+            "temperature": 0.0,
+            "ignore_eos": True,
+        },
         "levels": [{k: v for k, v in lv.items() if v is not None} for lv in levels],
         "status": {"state": "complete"},
         "run_group": run_group,

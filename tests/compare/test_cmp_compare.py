@@ -23,10 +23,12 @@ CROSSOVER_VERDICT = (
 
 
 def _crossover_pair():
-    base = record("baseline", [level(1, 100.0, seed=1), level(4, 90.0, seed=2), level(16, 70.0, seed=3),
-                               level(64, 50.0, seed=4)])
-    cand = record("eagle3", [level(1, 150.0, seed=5), level(4, 110.0, seed=6), level(16, 50.0, seed=7),
-                             level(64, 25.0, seed=8)])
+    base = record(
+        "baseline", [level(1, 100.0, seed=1), level(4, 90.0, seed=2), level(16, 70.0, seed=3), level(64, 50.0, seed=4)]
+    )
+    cand = record(
+        "eagle3", [level(1, 150.0, seed=5), level(4, 110.0, seed=6), level(16, 50.0, seed=7), level(64, 25.0, seed=8)]
+    )
     return base, cand
 
 
@@ -132,8 +134,14 @@ def test_treatment_is_per_experiment() -> None:
 
 
 def test_small_and_flagged_levels_are_left_out_of_the_verdict() -> None:
-    base = record("baseline", [level(1, 100.0, seed=1), level(2, 95.0, n=5, seed=2),
-                               level(4, 90.0, seed=3, errors={"error_rate": 0.4, "flagged": True})])
+    base = record(
+        "baseline",
+        [
+            level(1, 100.0, seed=1),
+            level(2, 95.0, n=5, seed=2),
+            level(4, 90.0, seed=3, errors={"error_rate": 0.4, "flagged": True}),
+        ],
+    )
     cand = record("eagle3", [level(1, 140.0, seed=4), level(2, 10.0, n=30, seed=5), level(4, 10.0, seed=6)])
     c = compare_records([base], [cand], n_boot=100)
     reasons = {e.key: e.reason for e in c.excluded}
@@ -157,8 +165,10 @@ def test_levels_only_one_side_states_are_named() -> None:
 
 
 def test_several_runs_use_the_hierarchical_bootstrap() -> None:
-    runs_a = [record("baseline", [level(1, r, seed=i)], run_group="g1", suffix=f"a{i}bcdef")
-              for i, r in enumerate((95.0, 100.0, 105.0))]
+    runs_a = [
+        record("baseline", [level(1, r, seed=i)], run_group="g1", suffix=f"a{i}bcdef")
+        for i, r in enumerate((95.0, 100.0, 105.0))
+    ]
     one = compare_records(runs_a[1:2], [record("eagle3", [level(1, 100.0, seed=9)])], n_boot=400)
     many = compare_records(runs_a, [record("eagle3", [level(1, 100.0, seed=9)])], n_boot=400)
     m1, m3 = one.levels[0].metric("per_request_tok_s"), many.levels[0].metric("per_request_tok_s")

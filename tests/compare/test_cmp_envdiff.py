@@ -12,15 +12,28 @@ def test_lab_pair_diff_rows() -> None:
     assert rows[("speculative.algorithm", "context")] == (None, "EAGLE3")
     assert rows[("speculative.num_draft_tokens", "context")] == (None, 16)
     assert rows[("variant", "info")] == ("baseline", "eagle3")
-    assert {f for f, _ in rows} == {"speculative.algorithm", "speculative.num_draft_tokens", "speculative.notes",
-                                    "title", "variant"}
+    assert {f for f, _ in rows} == {
+        "speculative.algorithm",
+        "speculative.num_draft_tokens",
+        "speculative.notes",
+        "title",
+        "variant",
+    }
 
 
 def test_ids_timestamps_and_levels_are_ignored_and_context_comes_first() -> None:
     a = record("baseline", [level(1, 100.0)])
-    b = record("baseline", [level(1, 50.0), level(2, 40.0)], suffix="1234567",
-               overrides={"environment.info": {"hostname": "node-b"}, "server.args.tp": 4,
-                          "created_at": "2027-02-01T00:00:00Z", "id": "20270201T000000Z-baseline-1234567"})
+    b = record(
+        "baseline",
+        [level(1, 50.0), level(2, 40.0)],
+        suffix="1234567",
+        overrides={
+            "environment.info": {"hostname": "node-b"},
+            "server.args.tp": 4,
+            "created_at": "2027-02-01T00:00:00Z",
+            "id": "20270201T000000Z-baseline-1234567",
+        },
+    )
     rows = environment_diff(a, b)
     assert [(d.field, d.role, d.a, d.b) for d in rows] == [
         ("server.args.tp", "context", 8, 4),

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from cmp_fixtures import later, level, record
+from cmp_fixtures import later, record
 
 from bench.compare import RegressionThresholds, config_key, flags, history, regression_flags
 from bench.record.model import Record
@@ -9,8 +9,11 @@ TH = RegressionThresholds(ratio_threshold=0.05, window=5, min_history=3)
 
 
 def _run(i: int, tok_s: float, variant: str = "baseline", **overrides: object) -> Record:
-    lv = {"concurrency": 1, "requests_completed": 30,
-          "per_request_tok_s": {"unit": "tok/s", "formula": "per_request_tok_s", "mean": tok_s}}
+    lv = {
+        "concurrency": 1,
+        "requests_completed": 30,
+        "per_request_tok_s": {"unit": "tok/s", "formula": "per_request_tok_s", "mean": tok_s},
+    }
     return record(variant, [lv], when=later(i), suffix=f"{i:07x}", overrides=dict(overrides))
 
 

@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+from cmp_fixtures import LAB_BASELINE, LAB_EAGLE3, ROOT, level, record
+
+from bench.compare import commands
+from bench.record.store import create_record_file
+
+BASE_ID = "20261130T231000Z-baseline-797fdbd"
+EAGLE_ID = "20261130T231000Z-eagle3-339e97f"
+
+
+def _main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bench")
+    commands.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    code: int = args.handler(args)
+    return code
+
+
+@pytest.fixture(autouse=True)
+def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def test_cli_wiring() -> None:
+    from bench.cli import COMMANDS
+
+    assert COMMANDS["compare"] == COMMANDS["diff"] == "bench.compare.commands"
+
+
+def test_compare_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _main(["compare", BASE_ID, EAGLE_ID]) == 0
+    out = capsys.readouterr().out
+    assert "Verdict: baseline is faster than eagle3 at every level both state" in out
+    assert "92.7" in out and "≈773" in out and "none: no samples" in out
+
+
+def test_compare_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _main(["compare", BASE_ID, EAGLE_ID, "--format", "md"]) == 0
+    out = capsys.readouterr().out
+    assert "| C=1 | per-request tok/s ↑ | 92.7 | 80.9 | 0.873 | none: no samples | — / — |" in out
+    assert out.startswith("**eagle3 compared with baseline**")
+    assert "**Verdict.** baseline is faster" in out
+
+
+def test_compare_json_by_paths(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _main(["compare", str(LAB_BASELINE), str(LAB_EAGLE3), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["baseline"]["ids"] == [BASE_ID] and data["candidate"]["ids"] == [EAGLE_ID]
+    assert data["comparable"] is True and data["estimate"] == "point"
+    assert [lv["key"] for lv in data["levels"]] == ["1", "saturation"]
+    assert data["levels"][1]["metrics"][0]["ratio"] == pytest.approx(354 / 773)
+    assert data["levels"][0]["winner"] == "baseline"
+    assert data["verdict"].startswith("baseline is faster")
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "json"])
+def test_diff_formats(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _main(["diff", "20261130T231000Z-baseline", "20261130T231000Z-eagle3", "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    if fmt == "json":
+        data = json.loads(out)
+        assert data["a"] == BASE_ID
+        assert {"field": "speculative.algorithm", "role": "context", "a": None, "b": "EAGLE3"} in data["diff"]
+    else:
+        assert "speculative.algorithm" in out and "EAGLE3" in out and "not stated" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["compare", "nope", EAGLE_ID], "nope: no record with this id in records (2 record(s) loaded)"),
+        (["diff", "missing/file.json", EAGLE_ID], "missing/file.json: no such record file"),
+        (["compare", "2026", EAGLE_ID], "2026: ambiguous id prefix"),
+        (["compare", BASE_ID, EAGLE_ID, "--records-dir", "/nonexistent"], "the records folder /nonexistent does not"),
+        (["compare", BASE_ID, EAGLE_ID, "--settings", "nope.yaml"], "nope.yaml: no such settings file"),
+        (["compare", BASE_ID, EAGLE_ID, "--n-boot", "0"], "--n-boot must be at least 1"),
+    ],
+)
+def test_bad_input_exits_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("error: ") and message in captured.err
+
+
+def test_bad_record_file_and_bad_settings_name_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    data = json.loads(LAB_EAGLE3.read_text())
+    data["workload"]["max_tokens"] = "lots"
+    bad.write_text(json.dumps(data))
+    assert _main(["diff", str(LAB_BASELINE), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "workload.max_tokens" in err
+    settings = tmp_path / "benchbook.yaml"
+    settings.write_text("regression:\n  window: -1\n")
+    assert _main(["compare", BASE_ID, EAGLE_ID, "--settings", str(settings)]) == 2
+    err = capsys.readouterr().err
+    assert str(settings) in err and "regression.window" in err
+
+
+def test_run_group_repeats_are_taken_in_unless_single(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "records"
+    base = [record("baseline", [level(1, 100.0 + i, seed=i)], run_group="rg-a", suffix=f"{i:07x}") for i in range(3)]
+    cand = record("eagle3", [level(1, 120.0, seed=9)], run_group="rg-b")
+    other = record(
+        "baseline", [level(1, 100.0)], run_group="rg-a", suffix="fffffff", overrides={"environment.gpu.count": 2}
+    )  # same group, other configuration: not a repeat
+    for r in [*base, cand, other]:
+        create_record_file(root, r)
+    common = [base[0].id, cand.id, "--records-dir", str(root), "--format", "json", "--n-boot", "50"]
+    assert _main(["compare", *common]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert sorted(data["baseline"]["ids"]) == sorted(r.id for r in base)
+    assert data["levels"][0]["metrics"][0]["runs_baseline"] == 3
+    assert _main(["compare", *common, "--single"]) == 0
+    assert json.loads(capsys.readouterr().out)["baseline"]["ids"] == [base[0].id]
+    assert _main(["compare", base[0].id, base[1].id, "--records-dir", str(root)]) == 2
+    assert "runs of one configuration" in capsys.readouterr().err
