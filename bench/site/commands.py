@@ -1,0 +1,56 @@
+"""``bench render OUT_DIR`` and ``bench check-offline SITE_DIR``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .data import RECORDS_ENV, load_site, records_dir
+from .offline import check_site
+from .render import write_pages
+
+__all__ = ["register"]
+
+
+def _render(args: argparse.Namespace) -> int:
+    records = Path(args.records) if args.records else records_dir(Path("records"))
+    docs = Path(args.docs) if args.docs else None
+    site = load_site(records, docs)
+    for err in site.errors:
+        print(f"error: {err}", file=sys.stderr)
+    written = write_pages(site, Path(args.out_dir), docs_dir=docs)
+    print(f"wrote {written} file(s) to {args.out_dir} from {len(site.records)} record(s)")
+    return 1 if site.errors else 0
+
+
+def _check_offline(args: argparse.Namespace) -> int:
+    site_dir = Path(args.site_dir)
+    if not site_dir.is_dir():
+        print(f"error: {site_dir} is not a folder (build the site first: mkdocs build -d {site_dir})", file=sys.stderr)
+        return 2
+    found = check_site(site_dir, tuple(args.allow))
+    for v in found:
+        print(f"error: {v}", file=sys.stderr)
+    print(f"{len(found)} external reference(s) in {site_dir}")
+    return 1 if found else 0
+
+
+def register(sub: Any) -> None:
+    r = sub.add_parser(
+        "render",
+        help="write every generated page (Markdown, raw JSON, CSV) to a folder",
+        description="Render the records into the site's generated pages, without MkDocs.",
+    )
+    r.add_argument("out_dir", metavar="OUT_DIR")
+    r.add_argument("--records", help=f"records folder (default: ${RECORDS_ENV} or ./records)")
+    r.add_argument(
+        "--docs",
+        help="docs folder: also write its hand-written pages with shortcodes expanded, and read its dead ends",
+    )
+    r.set_defaults(handler=_render)
+    c = sub.add_parser("check-offline", help="fail if a built site loads anything from outside")
+    c.add_argument("site_dir", metavar="SITE_DIR")
+    c.add_argument("--allow", action="append", default=[], help="allowed URL prefix (repeatable)")
+    c.set_defaults(handler=_check_offline)

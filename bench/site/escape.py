@@ -1,0 +1,72 @@
+"""Escaping text that comes from records before it reaches a page.
+
+Every string a record (or a dead-end note) supplies passes through one of these:
+
+* :func:`md_text` for Markdown prose and table cells: HTML is neutralised (``<`` becomes ``&lt;``) and every
+  character Markdown gives a meaning to is backslash-escaped, so ``[x](javascript:...)`` stays text;
+* :func:`html_text` / :func:`html_attr` inside raw HTML or SVG;
+* :func:`md_code_block` for logs and command lines, fenced so that no content can close the fence.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+__all__ = ["front_matter_title", "html_attr", "html_text", "md_code", "md_code_block", "md_text"]
+
+# Characters Python-Markdown (with the tables and attr_list extensions) treats specially when
+# unescaped; all of them accept a backslash escape.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|])")
+_WS = re.compile(r"\s+")
+_ONLY_EQ = re.compile(r"^=+$")
+
+
+def html_text(text: object) -> str:
+    """Text for an HTML element's content."""
+    return html.escape(str(text), quote=False)
+
+
+def html_attr(text: object) -> str:
+    """Text for a double- or single-quoted HTML attribute value."""
+    return html.escape(str(text), quote=True)
+
+
+def md_text(text: object) -> str:
+    """Text for Markdown prose or a table cell: one line, no markup, no HTML."""
+    flat = _WS.sub(" ", str(text)).strip()
+    # Markdown specials first (so that the '#' of entities stays intact), then HTML. A text made only of
+    # '=' would underline the line above into a heading: such '=' become entities.
+    escaped = html.escape(_MD_SPECIAL.sub(r"\\\1", flat), quote=False)
+    return escaped.replace("=", "&#61;") if _ONLY_EQ.match(flat) else escaped
+
+
+def md_code(text: object) -> str:
+    """An inline code span holding ``text`` verbatim (one line)."""
+    flat = _WS.sub(" ", str(text)).strip()
+    longest = max((len(m) for m in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def md_code_block(text: str, *, lang: str = "text", indent: str = "") -> str:
+    """A fenced code block holding ``text`` verbatim; the fence is longer than any backtick run inside."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    lines = [fence + lang, *text.rstrip("\n").split("\n"), fence]
+    return "\n".join(indent + line if line else line for line in lines)
+
+
+_TITLE_SAFE = str.maketrans({"<": "‹", ">": "›", "&": "+", '"': "”", "\\": "/", "`": "'"})
+
+
+def front_matter_title(text: object) -> str:
+    """A ``title:`` front-matter line for a page whose title comes from a record.
+
+    Themes print a page title into ``<title>`` and the navigation without escaping (and some unescape
+    it first), so characters that could start markup are replaced by look-alikes instead of escaped.
+    """
+    flat = _WS.sub(" ", str(text)).strip().translate(_TITLE_SAFE)
+    return "---\ntitle: " + json.dumps(flat, ensure_ascii=False) + "\n---\n\n"

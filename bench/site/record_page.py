@@ -1,0 +1,412 @@
+"""One page per record: every field, the level tables, charts, downloads (raw JSON, levels CSV)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from typing import Any
+
+from bench.record.model import Level, Metric, ModelRef, Record
+
+from .blocks import admonition, chart_figure, environment_rows, experiment_link
+from .chartdata import ChartLine, concurrency_chart
+from .escape import front_matter_title, md_code, md_code_block, md_text
+from .fmt import NOT_STATED, fmt_bool, fmt_date, fmt_metric, fmt_number, fmt_stat
+from .levels import level_name, sorted_levels
+from .metrics import metric_spec
+from .paths import link, record_csv, record_json, record_page
+from .tables import md_table
+
+__all__ = ["levels_csv", "record_markdown"]
+
+DIST_FIELDS = (
+    ("ttft_ms", "TTFT (ms)"),
+    ("tpot_ms", "TPOT (ms)"),
+    ("itl_ms", "ITL (ms)"),
+    ("e2e_ms", "E2E latency (ms)"),
+    ("per_request_tok_s", "Per-request tok/s"),
+    ("per_request_tok_s_e2e", "Per-request tok/s incl. TTFT"),
+)
+METRIC_FIELDS = (
+    "output_throughput",
+    "total_throughput",
+    "request_throughput",
+    "per_request_tok_s",
+    "per_request_tok_s_e2e",
+    "ttft_ms",
+    "tpot_ms",
+    "itl_ms",
+    "e2e_ms",
+)
+STATS = ("value", "mean", "p50", "p90", "p99", "min", "max", "stdev", "n")
+
+
+def _v(value: Any) -> str:
+    if value is None:
+        return NOT_STATED
+    if isinstance(value, bool):
+        return fmt_bool(value)
+    return md_text(value)
+
+
+def _columns(levels: list[Level], cols: list[tuple[str, Callable[[Level], str]]]) -> tuple[str, list[str]]:
+    """A levels table keeping only columns that some level states; returns (table, names of empty columns)."""
+    kept = [(name, fn) for name, fn in cols if any(fn(lv) != "—" for lv in levels)]
+    empty = [name for name, fn in cols if (name, fn) not in kept]
+    header = ["Level", *(name for name, _ in kept)]
+    rows = [[md_text(level_name(lv)), *(fn(lv) for _, fn in kept)] for lv in levels]
+    return md_table(header, rows, align="l" + "r" * len(kept)), empty
+
+
+def _int(v: int | float | None) -> str:
+    return fmt_number(v) if v is not None else "—"
+
+
+def _tokens(lv: Level) -> str:
+    t = lv.output_tokens
+    return f"{fmt_number(t.total)} ({md_text(t.source)})" if t and t.total is not None else "—"
+
+
+def _finish(lv: Level) -> str:
+    return md_text(", ".join(f"{k}: {v}" for k, v in sorted(lv.finish_reasons.items()))) or "—"
+
+
+def _metric_cell(field: str) -> Callable[[Level], str]:
+    def cell(lv: Level) -> str:
+        m = getattr(lv, field)
+        if not isinstance(m, Metric):
+            return "—"
+        text = fmt_metric(m)
+        return f"{text} (n={m.n})" if m.n is not None and m.value is None else text
+
+    return cell
+
+
+def _levels_section(levels: list[Level]) -> str:
+    cols: list[tuple[str, Callable[[Level], str]]] = [
+        ("Requests sent", lambda lv: _int(lv.requests_sent)),
+        ("Completed", lambda lv: _int(lv.requests_completed)),
+        ("Failed", lambda lv: _int(lv.requests_failed)),
+        ("Warm-up", lambda lv: _int(lv.warmup_requests)),
+        ("Duration (s)", lambda lv: _int(lv.duration_s)),
+        ("Output tok/s", _metric_cell("output_throughput")),
+        ("Total tok/s", _metric_cell("total_throughput")),
+        ("Req/s", _metric_cell("request_throughput")),
+        ("Per-request tok/s", _metric_cell("per_request_tok_s")),
+        ("Per-request tok/s incl. TTFT", _metric_cell("per_request_tok_s_e2e")),
+        ("Output tokens (source)", _tokens),
+        ("Finish reasons", _finish),
+        ("Samples kept", lambda lv: str(len(lv.samples.ttft_ms)) if lv.samples else "—"),
+    ]
+    table, empty = _columns(levels, cols)
+    out = [table]
+    if empty:
+        out.append(f"\nNot stated for any level of this record: {md_text(', '.join(empty))}.")
+    return "\n".join(out)
+
+
+def _distributions(levels: list[Level]) -> str:
+    rows = []
+    for lv in levels:
+        for field, label in DIST_FIELDS:
+            m = getattr(lv, field)
+            if not isinstance(m, Metric) or all(getattr(m, s) is None for s in ("mean", "p50", "p90", "p99")):
+                continue
+            rows.append(
+                [
+                    md_text(level_name(lv)),
+                    md_text(label),
+                    *(fmt_stat(m, s) for s in ("mean", "p50", "p90", "p99", "min", "max")),
+                    _int(m.n),
+                ]
+            )
+    if not rows:
+        return ""
+    table = md_table(
+        ["Level", "Figure", "mean", "p50", "p90", "p99", "min", "max", "n"], rows, align="llrrrrrrr"
+    )
+    return (
+        "## Latency and per-request distributions\n\n"
+        + table
+        + "\n\n*n* is the number of requests each figure rests on; with fewer than about 100, p99 is close to the "
+        "maximum.\n"
+    )
+
+
+def _speculative_levels(levels: list[Level]) -> str:
+    rows = []
+    for lv in levels:
+        s = lv.speculative
+        if s is None:
+            continue
+        acc = s.accept_length
+        accept = f"{fmt_metric(acc)}" + (f" (n={acc.n})" if acc is not None and acc.n is not None else "")
+        rows.append(
+            [
+                md_text(level_name(lv)),
+                accept,
+                fmt_metric(s.acceptance_rate),
+                _int(s.draft_tokens),
+                _int(s.accepted_tokens),
+                _int(s.verify_steps),
+                md_text(s.method) if s.method else NOT_STATED,
+            ]
+        )
+    if not rows:
+        return ""
+    header = ["Level", "Accept length", "Acceptance rate", "Draft tokens", "Accepted", "Verify steps", "Method"]
+    return "## Speculative decoding, per level\n\n" + md_table(header, rows, align="lrrrrrl") + "\n"
+
+
+def _errors(levels: list[Level]) -> str:
+    rows = []
+    for lv in levels:
+        e = lv.errors
+        if e is None or (not e.by_kind and not e.examples and not e.error_rate):
+            continue
+        rate = f"{e.error_rate:.1%}" if e.error_rate is not None else NOT_STATED
+        kinds = ", ".join(f"{k}: {v}" for k, v in sorted(e.by_kind.items()))
+        examples = "; ".join(x[:200] for x in e.examples[:3])
+        rows.append(
+            [md_text(level_name(lv)), rate, "**yes**" if e.flagged else "no", md_text(kinds) or "—", md_text(examples) or "—"]
+        )
+    if not rows:
+        return ""
+    return "## Errors\n\n" + md_table(["Level", "Error rate", "Flagged", "By kind", "Examples"], rows) + "\n"
+
+
+def _figure_notes(levels: list[Level]) -> str:
+    """Formula names and the source's notes on figures, so every number says where it comes from."""
+    formulas: dict[tuple[str, str, str], None] = {}
+    notes = []
+    for lv in levels:
+        for field in METRIC_FIELDS:
+            m = getattr(lv, field)
+            if isinstance(m, Metric):
+                formulas[(field, m.formula, m.unit)] = None
+                if m.note:
+                    notes.append(f"- {md_text(level_name(lv))}, {md_text(field)}: {md_text(m.note)}")
+    if not formulas:
+        return ""
+    rows = [[md_code(f), md_text(formula), md_text(unit)] for f, formula, unit in formulas]
+    out = "## How the figures were computed\n\n" + md_table(["Field", "Formula", "Unit"], rows) + "\n"
+    if notes:
+        out += "\nNotes on figures:\n\n" + "\n".join(notes) + "\n"
+    return out
+
+
+def _charts(record: Record) -> str:
+    parts = []
+    groups = [
+        ("throughput", "Throughput vs concurrency", "Throughput (tok/s)", ("output_throughput", "total_throughput")),
+        (
+            "per-request",
+            "Per-request tok/s vs concurrency",
+            "Per-request tok/s",
+            ("per_request_tok_s", "per_request_tok_s_e2e"),
+        ),
+    ]
+    for key, title, y_title, metric_keys in groups:
+        lines: list[ChartLine] = []
+        for k in metric_keys:
+            spec = metric_spec(k)
+            if any(spec.figure(lv) is not None for lv in record.levels):
+                lines.append((spec.label, record, spec))
+        if lines:
+            chart = concurrency_chart(lines, title=title, y_title=y_title, chart_id=f"chart-{key}")
+            parts.append(chart_figure(chart))
+    return ("## Charts\n\n" + "\n".join(parts)) if parts else ""
+
+
+def _model(ref: ModelRef | None, label: str) -> list[list[str]]:
+    if ref is None:
+        return []
+    return [
+        [f"{label}", _v(ref.name)],
+        [f"{label} revision", _v(ref.revision)],
+        [f"{label} quantization", _v(ref.quantization)],
+        [f"{label} sha256", md_code(ref.sha256) if ref.sha256 else NOT_STATED],
+    ]
+
+
+def _server(record: Record) -> str:
+    s = record.server
+    rows = [["Engine", md_text(s.engine)], ["Version", _v(s.version)], ["URL", _v(s.url)]]
+    out = ["## Server", "", md_table(["Field", "Value"], rows)]
+    if s.args:
+        arg_rows = [[md_code(k), md_text(json.dumps(v, ensure_ascii=False))] for k, v in sorted(s.args.items())]
+        out += ["", "Launch arguments:", "", md_table(["Argument", "Value"], arg_rows)]
+    else:
+        out += ["", "Launch arguments: not stated."]
+    if s.command:
+        out += ["", "Launch command:", "", md_code_block(" ".join(s.command), lang="bash")]
+    if s.notes:
+        out += ["", *(f"- {md_text(n)}" for n in s.notes)]
+    if s.server_info:
+        info = json.dumps(s.server_info, indent=2, sort_keys=True, ensure_ascii=False)
+        out += ["", admonition("note", "Server info (the engine's own payload)", md_code_block(info, lang="json"), collapsible=True)]
+    return "\n".join(out) + "\n"
+
+
+def _workload(record: Record) -> str:
+    w = record.workload
+    cr = f"{w.concurrency_range[0]} … {w.concurrency_range[1]}" if w.concurrency_range else None
+    rows = [
+        ["Prompt set", md_text(w.prompt_set)],
+        ["Prompt set hash", md_code(w.prompt_set_hash) if w.prompt_set_hash else NOT_STATED],
+        ["Description", _v(w.prompt_set_description)],
+        ["Prompts", _v(w.num_prompts)],
+        ["API", _v(w.api)],
+        ["Requests per level", _v(w.requests_per_level)],
+        ["Warm-up requests", _v(w.warmup_requests)],
+        ["Planned levels", _v(", ".join(map(str, w.planned_levels)) if w.planned_levels else None)],
+        ["Concurrency range", _v(cr)],
+        ["max_tokens", _v(w.max_tokens)],
+        ["Temperature", _v(w.temperature)],
+        ["ignore_eos", _v(w.ignore_eos)],
+        ["Seed", _v(w.seed)],
+    ]
+    return "## Workload\n\n" + md_table(["Field", "Value"], rows) + "\n"
+
+
+def _status(record: Record) -> str:
+    st = record.status
+    if st.state == "complete":
+        return f"**Status:** complete{(' — ' + md_text(st.message)) if st.message else ''}\n"
+    kind = "failure" if st.state == "failed" else "warning"
+    body = [md_text(st.message) if st.message else "No message recorded."]
+    if st.failed_level is not None:
+        body += ["", f"Failed at concurrency {st.failed_level}."]
+    if st.log_excerpt:
+        body += ["", "Log excerpt:", "", md_code_block(st.log_excerpt)]
+    return admonition(kind, f"Run {st.state}", "\n".join(body))
+
+
+def _provenance(record: Record) -> str:
+    p = record.provenance
+    if p.kind == "measured":
+        lines = [
+            f"**Measured** by {_v(p.tool)}"
+            + (f" at {fmt_date(p.measured_at)}" if p.measured_at else "")
+            + (" against a synthetic **test server**, not an engine" if p.test_server else "")
+            + "."
+        ]
+        if p.source:
+            lines.append(f"Source: {md_text(p.source)}")
+        if p.notes:
+            lines.append(md_text(p.notes))
+        return admonition("info", "Provenance: measured", "\n\n".join(lines))
+    lines = [f"**Source:** {md_text(p.source)}", f"**Tool:** {_v(p.tool)}"]
+    if p.notes:
+        lines.append(md_text(p.notes))
+    lines.append(
+        "Only the figures the source states are recorded; everything else reads *not stated*. "
+        "Figures marked ≈ are given as approximate by the source."
+    )
+    return admonition("quote", f"Provenance: {p.kind} — cite the source, not this page", "\n\n".join(lines))
+
+
+def record_markdown(record: Record) -> str:
+    """The whole record page (Markdown)."""
+    page = record_page(record)
+    levels = sorted_levels(record.levels)
+    sp = record.speculative
+    bb = record.benchbook
+    summary = [
+        ["Id", md_code(record.id)],
+        ["Experiment", experiment_link(record.experiment, page)],
+        ["Variant", md_text(record.variant)],
+        ["Created", fmt_date(record.created_at)],
+        ["Provenance", md_text(record.provenance.kind)],
+        ["Status", md_text(record.status.state)],
+        ["Engine", md_text(record.server.engine + (f" {record.server.version}" if record.server.version else ""))],
+        *_model(record.model, "Model"),
+        *_model(record.draft_model, "Draft model"),
+        ["Speculative decoding", md_text(sp.algorithm) if sp and sp.algorithm else "none"],
+    ]
+    if sp is not None and sp.algorithm:
+        summary += [
+            ["Speculative steps", _v(sp.num_steps)],
+            ["Speculative topk", _v(sp.topk)],
+            ["Draft tokens", _v(sp.num_draft_tokens)],
+            *[[md_code(k), md_text(json.dumps(v))] for k, v in sorted(sp.extra.items())],
+        ]
+        if sp.notes:
+            summary.append(["Speculation notes", md_text(sp.notes)])
+    summary += [
+        ["benchbook", _v(" ".join(x for x in (bb.version, bb.commit) if x) or None)
+         + (" (uncommitted changes)" if bb.dirty else "")],
+        ["Run group", _v(record.run_group)],
+        ["Tags", md_text(", ".join(record.tags)) if record.tags else "none"],
+    ]
+    out = [
+        front_matter_title(record.title or record.id) + f"# {md_text(record.title or record.id)}",
+        "",
+        _provenance(record),
+        _status(record),
+    ]
+    if record.description:
+        out += [md_text(record.description), ""]
+    out += [
+        f"Downloads: [raw JSON record]({link(page, record_json(record))}) · "
+        f"[levels as CSV]({link(page, record_csv(record))})",
+        "",
+        "## Summary",
+        "",
+        md_table(["Field", "Value"], summary),
+        "",
+        "## Levels",
+        "",
+        _levels_section(levels) if levels else "*This record has no levels.*",
+        "",
+        _distributions(levels),
+        _speculative_levels(levels),
+        _errors(levels),
+        _charts(record),
+        _figure_notes(levels),
+        "## Environment",
+        "",
+        md_table(["Field", "Value"], [list(r) for r in environment_rows(record.environment)]),
+        "",
+        _server(record),
+        _workload(record),
+    ]
+    return "\n".join(part for part in out if part is not None).rstrip() + "\n"
+
+
+def _csv_safe(v: object) -> object:
+    """Text cells starting like a spreadsheet formula get a leading quote; numbers pass unchanged."""
+    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + v
+    return v
+
+
+def levels_csv(record: Record) -> str:
+    """One row per level; one column per statistic any level states."""
+    levels = sorted_levels(record.levels)
+    cols = ["concurrency", "label", "requests_sent", "requests_completed", "requests_failed", "duration_s"]
+    metric_cols = [
+        (f, s)
+        for f in METRIC_FIELDS
+        for s in STATS
+        if any(isinstance(getattr(lv, f), Metric) and getattr(getattr(lv, f), s) is not None for lv in levels)
+    ]
+    approx_cols = [f for f in METRIC_FIELDS if any(isinstance(getattr(lv, f), Metric) for lv in levels)]
+    spec = any(lv.speculative and lv.speculative.accept_length for lv in levels)
+    header = [*cols, *(f"{f}_{s}" for f, s in metric_cols), *(f"{f}_approximate" for f in approx_cols)]
+    if spec:
+        header.append("accept_length")
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for lv in levels:
+        row: list[object] = [getattr(lv, c) for c in cols]
+        row += [getattr(getattr(lv, f), s) if isinstance(getattr(lv, f), Metric) else None for f, s in metric_cols]
+        row += [getattr(lv, f).approximate if isinstance(getattr(lv, f), Metric) else None for f in approx_cols]
+        if spec:
+            acc = lv.speculative.accept_length if lv.speculative else None
+            row.append(acc.headline() if acc else None)
+        w.writerow(["" if v is None else _csv_safe(v) for v in row])
+    return buf.getvalue()

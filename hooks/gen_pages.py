@@ -1,0 +1,20 @@
+"""mkdocs-gen-files script: write every generated page (``bench.site.pages.site_pages``) into the build.
+
+Nothing is written into docs/: gen-files keeps these files in a temporary folder for the build.
+"""
+
+from __future__ import annotations
+
+import mkdocs_gen_files
+
+from bench.site.data import SiteData
+from bench.site.pages import site_pages
+
+SITE_KEY = "benchbook_site"  # set by hooks/site_hooks.py's on_pre_build
+
+site = mkdocs_gen_files.config.get(SITE_KEY)
+if not isinstance(site, SiteData):
+    raise SystemExit("benchbook: records were not loaded (is hooks/site_hooks.py listed under hooks: in mkdocs.yml?)")
+for path, content in site_pages(site):
+    with mkdocs_gen_files.open(path, "w", encoding="utf-8") as fh:
+        fh.write(content)

@@ -1,0 +1,79 @@
+"""MkDocs hooks: a thin adapter over ``bench.site``.
+
+* ``on_config``      watch the records folder (also when ``$BENCHBOOK_RECORDS_DIR`` points elsewhere);
+* ``on_pre_build``   load records and dead ends once per build; each bad file is a WARNING naming the
+                     file and field, so ``--strict`` fails and a plain build/serve shows an error box;
+* ``on_page_markdown`` expand ``<!-- bench:... -->`` shortcodes (a bad one fails the build, naming
+                     the page) and put the front-matter summary on dead-end pages;
+* ``on_post_build``  fail the build if any page loads something from outside (``bench.site.offline``).
+
+The generated pages themselves come from ``hooks/gen_pages.py`` (mkdocs-gen-files), which reads the
+data loaded here from the config under ``SITE_KEY``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import get_plugin_logger
+from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page
+
+from bench.site.data import SiteData, load_site, records_dir
+from bench.site.offline import check_site
+from bench.site.pages import dead_end_page
+from bench.site.shortcodes import ShortcodeError, expand_shortcodes
+
+log = get_plugin_logger("benchbook")
+
+SITE_KEY = "benchbook_site"
+
+
+def _records_dir(config: MkDocsConfig) -> Path:
+    return records_dir(Path(config.config_file_path).resolve().parent / "records")
+
+
+def _site(config: MkDocsConfig) -> SiteData:
+    site = config.get(SITE_KEY)
+    if not isinstance(site, SiteData):
+        raise PluginError("benchbook: records were not loaded (is hooks/site_hooks.py listed under hooks:?)")
+    return site
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    folder = str(_records_dir(config))
+    if folder not in (str(Path(w).resolve()) for w in config.watch):
+        config.watch.append(folder)
+    return config
+
+
+def on_pre_build(config: MkDocsConfig) -> None:
+    site = load_site(_records_dir(config), Path(config.docs_dir))
+    for err in site.errors:
+        log.warning("%s", err)
+    config[SITE_KEY] = site
+
+
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    site = _site(config)
+    src = page.file.src_uri
+    try:
+        markdown = expand_shortcodes(markdown, site, src)
+    except ShortcodeError as exc:
+        raise PluginError(f"benchbook: {exc}") from None
+    for dead_end in site.dead_ends:
+        if dead_end.path == src:
+            markdown = dead_end_page(markdown, dead_end, site)
+    return markdown
+
+
+def on_post_build(config: MkDocsConfig) -> None:
+    extra: dict[str, Any] = config.extra.get("benchbook") or {}
+    allow = tuple(extra.get("offline_allow") or ())
+    found = check_site(Path(config.site_dir), allow)
+    if found:
+        listed = "\n  ".join(str(v) for v in found[:50])
+        raise PluginError(f"benchbook: the built site loads {len(found)} external resource(s):\n  {listed}")

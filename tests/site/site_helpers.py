@@ -1,0 +1,38 @@
+"""Loading the records the site tests render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.record.load import load_record
+from bench.record.model import Record
+from bench.site.data import SiteData, load_site
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "records"
+SHIPPED = ROOT / "records"
+DOCS = ROOT / "docs"
+
+BASELINE_ID = "20261130T231000Z-baseline-797fdbd"
+EAGLE_ID = "20261130T231000Z-eagle3-339e97f"
+FX_BASELINE_ID = "20261201T090000Z-baseline-a1b2c3d"
+FX_EAGLE_ID = "20261201T100000Z-eagle3-b2c3d4e"
+HOSTILE_ID = "20261201T110000Z-hostile-c3d4e5f"
+
+
+def shipped(record_id: str) -> Record:
+    return load_record(SHIPPED / "eagle-fast-verify" / f"{record_id}.json").record
+
+
+def fixture(record_id: str) -> Record:
+    for path in FIXTURES.rglob(f"{record_id}.json"):
+        return load_record(path).record
+    raise FileNotFoundError(record_id)
+
+
+def shipped_site() -> SiteData:
+    return load_site(SHIPPED, DOCS)
+
+
+def fixture_site() -> SiteData:
+    return load_site(FIXTURES, DOCS)
