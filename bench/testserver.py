@@ -77,8 +77,10 @@ class TestServerConfig:
     def __post_init__(self) -> None:
         if self.ttft_ms < 0 or self.itl_ms < 0:
             raise ValueError("ttft_ms and itl_ms must be >= 0")
-        if self.tokens_per_chunk < 1 or self.output_tokens < 1:
-            raise ValueError("tokens_per_chunk and output_tokens must be >= 1")
+        if self.tokens_per_chunk < 1:
+            raise ValueError(f"tokens_per_chunk must be >= 1, got {self.tokens_per_chunk}")
+        if self.output_tokens < 1:
+            raise ValueError(f"output_tokens must be >= 1, got {self.output_tokens}")
         if self.fail_mode not in ("close", "error_event"):
             raise ValueError("fail_mode must be 'close' or 'error_event'")
         if self.fail_status is not None and not 400 <= self.fail_status <= 599:
@@ -235,7 +237,7 @@ class TestServer:
         return f"http://{self.host}:{self.port}"
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._connection, self.host, self.port)
+        self._server = await asyncio.start_server(self._connection, self.host, self.port, backlog=4096)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def close(self) -> None:
