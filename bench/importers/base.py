@@ -1,0 +1,235 @@
+"""What every importer shares: strict field access with located errors, metrics, grouping, record building."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.record import Level, Metric, Record, RecordError, new_record_id
+from bench.record.model import ModelRef, Provenance, Server, Status, Workload
+
+__all__ = ["Run", "Src", "build_records", "dist", "group_runs", "read_json", "slug"]
+
+
+def slug(text: str) -> str:
+    s = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._")
+    return s or "imported"
+
+
+def read_json(path: Path) -> Any:
+    """Parse a whole-file JSON document; errors name the line, column and character position."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordError(path, "", f"a readable UTF-8 file ({exc})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(
+            path, f"line {exc.lineno} column {exc.colno} (char {exc.pos})", f"valid JSON ({exc.msg})"
+        ) from None
+
+
+class Src:
+    """A JSON object of the source file, read with errors that say where (file, line or path) and which field."""
+
+    def __init__(self, obj: Any, path: Path, where: str = "") -> None:
+        if not isinstance(obj, dict):
+            raise RecordError(path, where.rstrip(": ") or "", f"a JSON object, got {type(obj).__name__}")
+        self.obj: dict[str, Any] = obj
+        self.path = path
+        self.where = where
+
+    def err(self, key: str, expected: str) -> RecordError:
+        got = json.dumps(self.obj.get(key), default=str)[:60] if key in self.obj else "nothing"
+        return RecordError(self.path, f"{self.where}{key}", f"{expected} (got {got})")
+
+    def has(self, key: str) -> bool:
+        return self.obj.get(key) is not None
+
+    def num(self, key: str, *, required: bool = False) -> float | None:
+        v = self.obj.get(key)
+        if v is None:
+            if required:
+                raise self.err(key, "a number")
+            return None
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            if v in ("inf", "Infinity"):
+                return math.inf
+            raise self.err(key, "a number")
+        return float(v)
+
+    def int_(self, key: str, *, required: bool = False) -> int | None:
+        v = self.num(key, required=required)
+        if v is None:
+            return None
+        if not v.is_integer() or v < 0:
+            raise self.err(key, "a non-negative whole number")
+        return int(v)
+
+    def need_int(self, key: str) -> int:
+        v = self.int_(key, required=True)
+        assert v is not None
+        return v
+
+    def str_(self, key: str) -> str | None:
+        v = self.obj.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, str):
+            raise self.err(key, "a string")
+        return v
+
+    def list_(self, key: str) -> list[Any] | None:
+        v = self.obj.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, list):
+            raise self.err(key, "a list")
+        return v
+
+    def sub(self, key: str) -> Src | None:
+        v = self.obj.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, dict):
+            raise self.err(key, "a JSON object")
+        return Src(v, self.path, f"{self.where}{key}.")
+
+
+def dist(
+    unit: str,
+    formula: str,
+    *,
+    n: int | None = None,
+    note: str | None = None,
+    **figures: float | None,
+) -> Metric | None:
+    """A Metric from the figures the source states; None when it states none of value/mean/p50/p90/p99."""
+    figs = {k: v for k, v in figures.items() if v is not None and math.isfinite(v)}
+    if not any(k in figs for k in ("value", "mean", "p50", "p90", "p99")):
+        return None
+    return Metric(unit=unit, formula=formula, n=n, note=note, **figs)
+
+
+@dataclass
+class Run:
+    """One load level of a source file, with everything needed to group it and build its record."""
+
+    source: Path
+    locator: str  # "line 3", "benchmarks[1]", ...
+    tool: str
+    tool_version: str | None
+    config: dict[str, Any]  # everything that identifies the configuration, concurrency excluded
+    level: Level
+    engine: str = "unknown"
+    engine_version: str | None = None
+    model: str | None = None
+    prompt_set: str | None = None
+    prompt_set_description: str | None = None
+    num_prompts: int | None = None
+    api: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    measured_at: datetime | None = None
+    server_info: dict[str, Any] | None = None
+    server_args: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def group_key(self) -> str:
+        return json.dumps(
+            {"tool": self.tool, "engine": self.engine, "model": self.model, "config": self.config},
+            sort_keys=True,
+            default=str,
+        )
+
+
+def group_runs(runs: Sequence[Run]) -> list[list[Run]]:
+    """Runs that share everything but concurrency form one sweep, levels sorted by concurrency.
+
+    A second run at a concurrency its group already has starts a new group (two records, not one level twice).
+    """
+    groups: list[list[Run]] = []
+    open_by_key: dict[str, list[list[Run]]] = {}
+    for run in runs:
+        candidates = open_by_key.setdefault(run.group_key, [])
+        target = next((g for g in candidates if all(r.level.key != run.level.key for r in g)), None)
+        if target is None:
+            target = []
+            candidates.append(target)
+            groups.append(target)
+        target.append(run)
+    for g in groups:
+        g.sort(key=lambda r: (r.level.concurrency is None, r.level.concurrency or 0, r.level.key))
+    return groups
+
+
+def _cite(group: Sequence[Run]) -> str:
+    by_file: dict[str, list[str]] = {}
+    for r in group:
+        by_file.setdefault(r.source.name, []).append(r.locator)
+    return "; ".join(f"{name} ({', '.join(locs)})" for name, locs in by_file.items())
+
+
+def build_records(
+    groups: Sequence[Sequence[Run]], *, experiment: str, variant: str | None, now: datetime | None = None
+) -> list[Record]:
+    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    out: list[Record] = []
+    for group in groups:
+        first = group[0]
+        var = slug(variant or (first.engine if first.engine != "unknown" else first.tool.split()[0]))
+        notes = [n for r in group for n in r.notes]
+        measured = [r.measured_at for r in group if r.measured_at is not None]
+        tool = f"{first.tool} {first.tool_version}" if first.tool_version else first.tool
+        record = Record(
+            id=new_record_id(var, now, salt=first.group_key),
+            experiment=experiment,
+            variant=var,
+            title=f"Imported from {first.tool}: {first.source.name}",
+            created_at=now,
+            provenance=Provenance(
+                kind="imported",
+                source=_cite(group),
+                tool=tool,
+                measured_at=min(measured) if measured else None,
+                notes=" ".join(dict.fromkeys(notes)) or None,
+            ),
+            server=Server(
+                engine=first.engine,
+                version=first.engine_version,
+                args=first.server_args,
+                server_info=first.server_info,
+                notes=[f"imported from {tool}; the launch command is not in the source"],
+            ),
+            model=ModelRef(name=first.model),
+            workload=Workload(
+                prompt_set=first.prompt_set or "not stated",
+                prompt_set_description=first.prompt_set_description,
+                num_prompts=first.num_prompts,
+                api=first.api,
+                max_tokens=first.max_tokens,
+                temperature=first.temperature,
+                planned_levels=[r.level.concurrency for r in group if r.level.concurrency is not None] or None,
+            ),
+            levels=[r.level for r in group],
+            status=Status(
+                state="complete" if all((r.level.requests_completed or 0) > 0 for r in group) else "partial",
+                message=f"{len(group)} run(s) imported from {tool}"
+                + (
+                    ""
+                    if all((r.level.requests_completed or 0) > 0 for r in group)
+                    else "; at least one run completed no request"
+                ),
+            ),
+            tags=["imported", slug(first.tool.split()[0])],
+        )
+        out.append(record)
+    return out

@@ -1,0 +1,164 @@
+"""SGLang ``python -m sglang.bench_serving`` (``sglang.benchmark.serving``) ``--output-file`` JSONL.
+
+One JSON object per line, one line per run, appended by ``benchmark()``: the arguments (``backend``,
+``dataset_name``, ``request_rate``, ``max_concurrency``, ``random_*``), the results of ``calculate_metrics``
+(``duration``, ``completed``, ``total_input_tokens``, ``total_output_tokens``, ``*_throughput``,
+``mean/median/std/p99_{ttft,tpot,itl,e2e_latency}_ms``, ``p95_itl_ms``, ``concurrency``), ``accept_length``
+(read from ``/get_server_info``'s ``avg_spec_accept_length``: the server's LIFETIME average, not this run's),
+newer versions a ``server_info`` dict, and with ``--output-details`` per-request arrays
+(``input_lens``, ``output_lens``, ``ttfts``, ``itls``, ``generated_texts``, ``errors``).
+Source read: sgl-project/sglang ``python/sglang/bench_serving.py`` (``calculate_metrics``, ``benchmark``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.record import Level, RecordError
+from bench.record.model import LevelErrors, LevelSpeculative, TokenCounts
+
+from .base import Run, Src, dist
+from .flat import flat_latency, per_request_errors
+
+__all__ = ["parse"]
+
+TOOL = "sglang bench_serving"
+_F = "sglang bench_serving calculate_metrics"
+
+# Result figures and per-request arrays: everything else on a line is configuration.
+_RESULTS = {
+    "duration", "completed", "total_input_tokens", "total_output_tokens", "total_output_tokens_retokenized",
+    "request_throughput", "input_throughput", "output_throughput", "output_throughput_retokenized",
+    "total_throughput", "total_throughput_retokenized", "concurrency", "accept_length", "server_info",
+    "input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors", "max_concurrency",
+}  # fmt: skip
+_LAT = ("ttft", "tpot", "itl", "e2e_latency")
+_ENGINE_OF_BACKEND = {"sglang": "sglang", "sglang-native": "sglang", "sglang-oai": "sglang",
+                      "sglang-oai-chat": "sglang", "vllm": "vllm", "vllm-chat": "vllm", "lmdeploy": "lmdeploy",
+                      "lmdeploy-chat": "lmdeploy", "trt": "tensorrt-llm"}  # fmt: skip
+# What the figures without a Level field are kept as (in the provenance notes).
+_UNMAPPED = ("input_throughput", "total_output_tokens_retokenized", "output_throughput_retokenized",
+             "total_throughput_retokenized", "concurrency")  # fmt: skip
+
+
+def _is_result_key(key: str) -> bool:
+    return key in _RESULTS or any(key.endswith(f"_{stem}_ms") for stem in _LAT)
+
+
+def _level(src: Src) -> tuple[Level, list[str]]:
+    completed = src.need_int("completed")
+    src.num("duration", required=True)
+    errors = per_request_errors(src)
+    failed = sum(1 for e in errors if e) if errors is not None else None
+    notes: list[str] = []
+    conc = src.int_("max_concurrency")
+    rate = src.num("request_rate")
+    label = None if conc else f"request rate {rate if rate is not None else 'not stated'}"
+    accept = src.num("accept_length")
+    spec = None
+    if accept is not None:
+        spec = LevelSpeculative(
+            accept_length=dist(
+                "tokens/step",
+                "sglang /get_server_info internal_states[0].avg_spec_accept_length",
+                value=accept,
+                note="the server's lifetime average (updated every 40 decode steps, reset by flush_cache), "
+                "read after the run: NOT this level's own accept length",
+            ),
+            method="sglang /get_server_info avg_spec_accept_length (lifetime average)",
+        )
+    err_obj = None
+    if errors is not None and failed:
+        kinds = [e.strip().splitlines()[-1][:200] if e.strip() else "error" for e in errors if e]
+        err_obj = LevelErrors(
+            by_kind={"request error": failed},
+            examples=list(dict.fromkeys(kinds))[:3],
+            error_rate=failed / len(errors) if errors else None,
+        )
+    level = Level(
+        concurrency=conc if conc else None,
+        label=label,
+        requests_sent=len(errors) if errors is not None else None,
+        requests_completed=completed,
+        requests_failed=failed,
+        duration_s=src.num("duration"),
+        output_throughput=dist("tok/s", f"{_F}: sum(output_len) / duration", value=src.num("output_throughput")),
+        total_throughput=dist(
+            "tok/s", f"{_F}: (total_input + sum(output_len)) / duration", value=src.num("total_throughput")
+        ),
+        request_throughput=dist("req/s", f"{_F}: completed / duration", value=src.num("request_throughput")),
+        ttft_ms=flat_latency(src, "ttft", formula=f"{_F}: ttft (first non-empty chunk)", n=completed),
+        tpot_ms=flat_latency(
+            src, "tpot", formula=f"{_F}: (latency - ttft) / (output_len - 1)", n=None,
+            note="requests with output_len <= 1 are left out; their count is not stated",
+        ),
+        itl_ms=flat_latency(
+            src, "itl", formula=f"{_F}: per-chunk gaps (not spread over the tokens a chunk carries)", n=None,
+            note="rests on every inter-chunk gap; the number of gaps is not stated",
+        ),
+        e2e_ms=flat_latency(src, "e2e_latency", formula=f"{_F}: latency (request sent to last chunk)", n=completed),
+        output_tokens=TokenCounts(total=src.int_("total_output_tokens"), source="unknown"),
+        input_tokens=TokenCounts(total=src.int_("total_input_tokens"), source="tokenizer"),
+        speculative=spec,
+        errors=err_obj,
+    )  # fmt: skip
+    if src.has("output_throughput"):
+        notes.append(
+            "Output token counts are the server's usage figures, but sglang bench_serving falls back to the "
+            "requested output length when usage is missing; which requests did is not recorded."
+        )
+    return level, notes
+
+
+def parse(path: Path) -> list[Run]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordError(path, "", f"a readable UTF-8 file ({exc})") from None
+    runs: list[Run] = []
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj: Any = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RecordError(path, f"line {lineno} column {exc.colno}", f"valid JSON ({exc.msg})") from None
+        src = Src(obj, path, f"line {lineno}: ")
+        level, notes = _level(src)
+        backend = src.str_("backend")
+        info = src.sub("server_info")
+        unmapped = {k: src.obj[k] for k in _UNMAPPED if src.has(k)}
+        if unmapped:
+            notes.append(f"{path.name} line {lineno}: figures without a schema field: {json.dumps(unmapped)}.")
+        config = {k: v for k, v in obj.items() if not _is_result_key(k)}
+        if info is not None:
+            config["server_info"] = {k: v for k, v in info.obj.items() if k != "internal_states"}
+        dataset = src.str_("dataset_name")
+        described = {k: obj[k] for k in ("random_input_len", "random_output_len", "random_range_ratio",
+                                          "sharegpt_output_len") if obj.get(k) is not None}  # fmt: skip
+        runs.append(
+            Run(
+                source=path,
+                locator=f"line {lineno}",
+                tool=TOOL,
+                tool_version=None,
+                config=config,
+                level=level,
+                engine=_ENGINE_OF_BACKEND.get(backend or "", "unknown"),
+                engine_version=info.str_("version") if info is not None else None,
+                model=(info.str_("model_path") if info is not None else None) or src.str_("model_id"),
+                prompt_set=f"sglang dataset {dataset}" if dataset else None,
+                prompt_set_description=f"sglang bench_serving dataset arguments: {json.dumps(described)}"
+                if described
+                else None,
+                api={"sglang": "generate", "sglang-native": "generate"}.get(backend or "")
+                or ("chat" if backend and backend.endswith("chat") else ("completions" if backend else None)),
+                server_info=info.obj if info is not None else None,
+                notes=notes,
+            )
+        )
+    if not runs:
+        raise RecordError(path, "", "at least one JSON line with a run's results; the file is empty")
+    return runs
