@@ -17,6 +17,7 @@ from .render import (
     render_diff_json,
     render_diff_markdown,
     render_diff_text,
+    render_flags_markdown,
 )
 from .result import Comparison, ContextWarning, ExcludedLevel, LevelComparison, MetricComparison, Ratio
 from .settings import RegressionThresholds, Settings, SettingsError, load_settings
@@ -52,6 +53,7 @@ __all__ = [
     "render_diff_json",
     "render_diff_markdown",
     "render_diff_text",
+    "render_flags_markdown",
     "role_of",
     "verdict_sentence",
 ]

@@ -152,7 +152,7 @@ def flags(history_list: Sequence[Record], thresholds: RegressionThresholds) -> l
                         metric,
                         level,
                         rid,
-                        f"{kind}: {metric} at level {level} is {ratio:.2f}× the median of the previous "
+                        f"{metric} at level {level} is {ratio:.2f}× the median of the previous "
                         f"{len(window)} record(s) ({median:.4g} -> {v:.4g}), confirmed by {history_list[j].id}",
                         v,
                         median,

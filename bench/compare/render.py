@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .envdiff import FieldDiff
+from .regress import Flag
 from .result import NOT_STATED, Comparison, MetricComparison
 from .verdict import fmt_figure
 
@@ -24,6 +25,7 @@ __all__ = [
     "render_diff_json",
     "render_diff_markdown",
     "render_diff_text",
+    "render_flags_markdown",
 ]
 
 
@@ -245,3 +247,15 @@ def render_diff_text(rows: Sequence[FieldDiff], label_a: str = "a", label_b: str
     for d in rows:
         table.add_row(d.field, d.role, _value(d.a), _value(d.b))
     return _console_text(table, width=width)
+
+
+def render_flags_markdown(flags: Sequence[Flag]) -> str:
+    """Regression flags of one configuration as a Markdown table (an empty list: no lasting change found)."""
+    if not flags:
+        return "No lasting change beyond the threshold.\n"
+    lines = ["| record | metric | level | finding |", "|---|---|---|---|"]
+    for f in flags:
+        lines.append(
+            f"| `{f.record_id}` | {f.metric} | {_md(f.level)} | {f.kind.replace('_', ' ')}: {_md(f.message)} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -39,7 +39,7 @@ def test_a_persistent_step_is_flagged_once_where_it_starts() -> None:
     f = got[0]
     assert f.confirmed_by is not None and f.confirmed_by.endswith(f"{5:07x}")
     assert f.window_median == 100.0 and f.ratio == 0.8
-    assert "regression" in f.message and "confirmed by" in f.message
+    assert "0.80× the median of the previous 4 record(s)" in f.message and "confirmed by" in f.message
 
 
 def test_an_improvement_is_named_as_such_and_lower_is_better_for_latency() -> None:
@@ -78,3 +78,13 @@ def test_history_groups_by_configuration_and_orders_by_time() -> None:
     assert key.startswith("baseline@")
     assert [r.id[-7:] for r in h[key]] == [f"{1:07x}", f"{3:07x}"]
     assert set(regression_flags(recs)) == set(h)
+
+
+def test_flags_markdown() -> None:
+    from bench.compare import render_flags_markdown
+
+    md = render_flags_markdown(flags(_hist([100, 101, 99, 100, 80, 81]), TH))
+    assert md.splitlines()[0] == "| record | metric | level | finding |"
+    assert "| per_request_tok_s | 1 | regression: regression: per_request_tok_s" not in md
+    assert "| per_request_tok_s | 1 | regression: " in md
+    assert render_flags_markdown([]) == "No lasting change beyond the threshold.\n"
