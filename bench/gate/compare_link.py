@@ -26,12 +26,15 @@ class CompareApi:
     render_markdown: Callable[[Any], str]
     render_json: Callable[[Any], dict[str, Any]]
     fingerprint: Callable[[Record], str]
-    regression_flags: Callable[..., Any] | None
+    flags: Callable[..., list[Any]] | None  # flags(history, thresholds) for one configuration
+    render_flags_markdown: Callable[[Any], str] | None
+    settings: Any  # bench.compare.Settings, or None (defaults)
+    settings_error: str | None
     module: ModuleType
 
 
-def load_compare_api() -> CompareApi | None:
-    """``bench.compare``'s public functions, or None when the package is not there (yet)."""
+def load_compare_api(repo_root: Path) -> CompareApi | None:
+    """``bench.compare``'s public functions and the repository's settings, or None without the package."""
     try:
         mod = importlib.import_module("bench.compare")
     except ModuleNotFoundError as exc:
@@ -41,39 +44,36 @@ def load_compare_api() -> CompareApi | None:
     needed = ("compare_records", "render_comparison_markdown", "render_comparison_json", "fingerprint")
     if not all(hasattr(mod, n) for n in needed):
         return None
+    settings, error = None, None
+    path = repo_root / "benchbook.yaml"
+    loader = getattr(mod, "load_settings", None)
+    if loader is not None and path.is_file():
+        try:
+            settings = loader(path)
+        except Exception as exc:  # SettingsError names the file and field; report it, compare with defaults
+            error = str(exc)
     return CompareApi(
         compare_records=mod.compare_records,
         render_markdown=mod.render_comparison_markdown,
         render_json=mod.render_comparison_json,
         fingerprint=mod.fingerprint,
-        regression_flags=getattr(mod, "regression_flags", None),
+        flags=getattr(mod, "flags", None),
+        render_flags_markdown=getattr(mod, "render_flags_markdown", None),
+        settings=settings,
+        settings_error=error,
         module=mod,
     )
 
 
-def baseline_variants(repo_root: Path) -> dict[str, str]:
-    """experiment -> baseline variant, from ``benchbook.yaml``; {} when none is declared."""
-    path = repo_root / "benchbook.yaml"
-    if not path.is_file():
-        return {}
-    try:
-        settings_mod = importlib.import_module("bench.compare.settings")
-    except ModuleNotFoundError:
-        settings_mod = None
-    loader = getattr(settings_mod, "load_settings", None) if settings_mod is not None else None
-    if loader is not None:
-        settings = loader(path)
-        experiments = getattr(settings, "experiments", {}) or {}
-        out: dict[str, str] = {}
-        for name, exp in experiments.items():
-            variant = getattr(exp, "baseline", None) or getattr(exp, "baseline_variant", None)
-            if isinstance(variant, str):
-                out[str(name)] = variant
-        return out
+def baseline_variants(api: CompareApi | None, repo_root: Path) -> dict[str, str]:
+    """experiment -> baseline variant, from the loaded settings, else read leniently from ``benchbook.yaml``."""
+    if api is not None and api.settings is not None:
+        experiments = getattr(api.settings, "experiments", {}) or {}
+        return {str(k): str(v.baseline) for k, v in experiments.items() if getattr(v, "baseline", None)}
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load((repo_root / "benchbook.yaml").read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return {}
     exps = data.get("experiments") if isinstance(data, dict) else None

@@ -6,6 +6,7 @@ and the JSON form are pure.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,8 @@ class ComparisonEntry:
     pairing: Pairing
     markdown: str | None = None
     data: dict[str, Any] | None = None
-    flags: list[str] = field(default_factory=list)
+    flags: list[dict[str, Any]] = field(default_factory=list)
+    flags_markdown: str | None = None
     error: str | None = None
 
 
@@ -39,31 +41,40 @@ class Report:
     check: CheckResult
     records: list[RecordReport]
     compare_available: bool
+    settings_error: str | None = None
 
 
-def _flags_text(api: CompareApi, history: list[Record], record: Record) -> list[str]:
-    """Regression flags for ``record`` over its configuration's history, as sentences (best effort)."""
-    if api.regression_flags is None:
-        return []
-    flags = api.regression_flags([*history, record])
-    return [str(getattr(f, "sentence", None) or getattr(f, "message", None) or f) for f in flags or []]
+def _flags(api: CompareApi, history: list[Record], record: Record) -> tuple[list[dict[str, Any]], str | None]:
+    """Regression flags about ``record`` over its configuration's history (data, Markdown)."""
+    if api.flags is None:
+        return [], None
+    thresholds = getattr(api.settings, "regression", None)
+    if thresholds is None:
+        thresholds = api.module.RegressionThresholds()
+    found = [f for f in api.flags([*history, record], thresholds) if getattr(f, "record_id", None) == record.id]
+    data = [
+        dataclasses.asdict(f) if dataclasses.is_dataclass(f) and not isinstance(f, type) else {"message": str(f)}
+        for f in found
+    ]
+    md = api.render_flags_markdown(found) if api.render_flags_markdown is not None else None
+    return data, md
 
 
 def _compare(api: CompareApi, record: Record, pairing: Pairing, history: list[Record]) -> ComparisonEntry:
     if pairing.against is None:
         return ComparisonEntry(pairing)
     try:
-        comp = api.compare_records([pairing.against], [record])
-        flags = _flags_text(api, history, record) if pairing.kind == "previous" else []
-        return ComparisonEntry(pairing, api.render_markdown(comp), api.render_json(comp), flags)
+        comp = api.compare_records([pairing.against], [record], settings=api.settings)
+        flags, flags_md = _flags(api, history, record) if pairing.kind == "previous" else ([], None)
+        return ComparisonEntry(pairing, api.render_markdown(comp), api.render_json(comp), flags, flags_md)
     except Exception as exc:  # a comparison that cannot be made must not hide the gate's verdict
         return ComparisonEntry(pairing, error=f"{type(exc).__name__}: {exc}")
 
 
 def build_report(check: CheckResult) -> Report:
-    api = load_compare_api()
+    api = load_compare_api(check.repo_root)
     out: list[RecordReport] = []
-    baselines = baseline_variants(check.repo_root) if api is not None else {}
+    baselines = baseline_variants(api, check.repo_root)
     for added in check.added:
         rec = added.record
         if api is None:
@@ -74,11 +85,15 @@ def build_report(check: CheckResult) -> Report:
             (r for r in check.base_records.values() if r.variant == rec.variant and api.fingerprint(r) == fp),
             key=lambda r: (r.created_at, r.id),
         )
-        entries = [
-            _compare(api, rec, p, history) for p in pairings(rec, check.base_records, api.fingerprint, baselines)
-        ]
+        pairs = pairings(rec, check.base_records, api.fingerprint, baselines)
+        entries = [_compare(api, rec, p, history) for p in pairs]
         out.append(RecordReport(added.path, rec, fp, entries))
-    return Report(check=check, records=out, compare_available=api is not None)
+    return Report(
+        check=check,
+        records=out,
+        compare_available=api is not None,
+        settings_error=api.settings_error if api is not None else None,
+    )
 
 
 # ---------------------------------------------------------------- rendering (pure)
@@ -167,8 +182,8 @@ def _comparison_md(entry: ComparisonEntry) -> list[str]:
         lines.append(f":warning: the comparison failed: {_cell(entry.error)}")
     elif entry.markdown:
         lines.append(entry.markdown.rstrip())
-    if entry.flags:
-        lines += ["", "**Regression flags:**", *[f"- {_cell(f)}" for f in entry.flags]]
+    if entry.flags_markdown:
+        lines += ["", "**Regression check against this configuration's history:**", "", entry.flags_markdown.rstrip()]
     return [*lines, ""]
 
 
@@ -187,6 +202,11 @@ def render_markdown(report: Report) -> str:
         lines += ["### Problems", "", *[f"- `{f.path}`: {_cell(f.reason)}" for f in c.failures], ""]
     if c.warnings:
         lines += ["### Warnings", "", *[f"- {_cell(w)}" for w in c.warnings], ""]
+    if report.settings_error:
+        lines += [
+            f":warning: benchbook.yaml could not be read, comparisons use defaults: {_cell(report.settings_error)}",
+            "",
+        ]
     if not report.compare_available and c.added:
         lines += ["_`bench.compare` is not available in this checkout: comparisons were skipped._", ""]
     for rr in report.records:
@@ -240,6 +260,7 @@ def render_json(report: Report) -> dict[str, Any]:
         "failures": [{"path": f.path, "reason": f.reason} for f in c.failures],
         "warnings": list(c.warnings),
         "compare_available": report.compare_available,
+        "settings_error": report.settings_error,
         "records": [
             {
                 "path": rr.path,
