@@ -52,8 +52,12 @@ def parse_name_status(output: str) -> list[Change]:
 
 
 def diff_changes(repo: git.Repo, base: str, *, include_worktree: bool) -> list[Change]:
-    """Changes from ``base`` to HEAD, or to the work tree (tracked and untracked files) when asked."""
-    args = ["--name-status", "-z", "-M", "--no-color", base]
+    """Changes from ``base`` to HEAD, or to the work tree (tracked and untracked files) when asked.
+
+    Only exact renames count as renames: otherwise git would pair a deleted record with a similar new one
+    and report "renamed" where the author deleted one record and added another.
+    """
+    args = ["--name-status", "-z", "--find-renames=100%", "--no-color", base]
     if not include_worktree:
         args.append("HEAD")
     changes = parse_name_status(str(repo.git.diff(*args)))
