@@ -203,17 +203,18 @@ def test_timeout(arun: Runner) -> None:
     assert (result.ok, result.error_kind) == (False, "timeout")
 
 
-def test_warm_connections_keeps_tcp_setup_out_of_ttft(arun: Runner) -> None:
+@pytest.mark.parametrize("n", [4, 12])  # 12: two connection shards (8 + 4)
+def test_warm_connections_keeps_tcp_setup_out_of_ttft(arun: Runner, n: int) -> None:
     async def go() -> tuple[int, int]:
         cfg = TestServerConfig(ttft_ms=5, itl_ms=1, output_tokens=2)
-        async with serve(cfg) as srv, StreamingClient(srv.url, max_connections=4) as client:
-            await client.warm_connections(4)
+        async with serve(cfg) as srv, StreamingClient(srv.url, max_connections=n) as client:
+            await client.warm_connections(n)
             opened = srv.stats.connections
-            results = await asyncio.gather(*(client.send(RequestSpec(prompt="x", max_tokens=2)) for _ in range(4)))
+            results = await asyncio.gather(*(client.send(RequestSpec(prompt="x", max_tokens=2)) for _ in range(n)))
             assert all(r.ok and r.t_start_ns is not None and r.t_sent_ns >= r.t_start_ns for r in results)
             return opened, srv.stats.connections
 
-    assert arun(go()) == (4, 4)
+    assert arun(go()) == (n, n)  # the requests reused the warm connections: no new TCP connection
 
 
 def test_build_request_bodies() -> None:
