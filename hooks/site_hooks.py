@@ -5,7 +5,8 @@
                      file and field, so ``--strict`` fails and a plain build/serve shows an error box;
 * ``on_page_markdown`` expand ``<!-- bench:... -->`` shortcodes (a bad one fails the build, naming
                      the page) and put the front-matter summary on dead-end pages;
-* ``on_post_build``  fail the build if any page loads something from outside (``bench.site.offline``).
+* ``on_post_build``  fail the build if any page loads something from outside (``bench.site.offline``);
+                     allowed: ``extra.benchbook.offline_allow`` and the site's own ``site_url``.
 
 The generated pages themselves come from ``hooks/gen_pages.py`` (mkdocs-gen-files), which reads the
 data loaded here from the config under ``SITE_KEY``.
@@ -73,6 +74,8 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
 def on_post_build(config: MkDocsConfig) -> None:
     extra: dict[str, Any] = config.extra.get("benchbook") or {}
     allow = tuple(extra.get("offline_allow") or ())
+    if config.site_url:  # the site's own address (canonical links; `mkdocs serve` sets it to 127.0.0.1)
+        allow += (config.site_url,)
     found = check_site(Path(config.site_dir), allow)
     if found:
         listed = "\n  ".join(str(v) for v in found[:50])

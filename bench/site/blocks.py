@@ -14,9 +14,9 @@ from bench.record.model import Environment, Record
 
 from .charts import Chart, render_svg
 from .data import SiteData
-from .deadends import DeadEnd, DeadEndError
+from .deadends import DeadEnd
 from .escape import html_attr, html_text, md_code, md_text
-from .fmt import NOT_STATED, fmt_date, fmt_metric
+from .fmt import NOT_STATED, fmt_metric
 from .paths import experiment_page, link, record_page
 from .tables import md_table
 
@@ -25,11 +25,14 @@ __all__ = [
     "chart_figure",
     "dead_end_summary",
     "dead_ends_list",
+    "environment_rows",
     "environment_table",
     "errors_box",
+    "experiment_link",
     "gpu_text",
     "record_link",
     "records_table",
+    "related_records",
 ]
 
 FEATURE_LABELS = {
@@ -155,8 +158,9 @@ def environment_table(records: Sequence[Record], page: str) -> str:
 
 def chart_figure(chart: Chart, caption: str = "") -> str:
     """A chart as a raw-HTML ``<figure>`` block (inline SVG, no script)."""
-    cap = f'<figcaption>{html_text(caption)}</figcaption>' if caption else ""
-    return f'<figure class="bench-figure" id="{html_attr(chart.id)}">\n{render_svg(chart)}\n{cap}</figure>\n'
+    cap = f"<figcaption>{html_text(caption)}</figcaption>" if caption else ""
+    head = f'<figure class="bench-figure" id="{html_attr(chart.id)}" data-search-exclude>'
+    return f"{head}\n{render_svg(chart)}\n{cap}</figure>\n"
 
 
 def dead_ends_list(dead_ends: Sequence[DeadEnd], page: str) -> str:
@@ -197,10 +201,3 @@ def dead_end_summary(dead_end: DeadEnd, site: SiteData, page: str) -> str:
     if m.error_signature:
         lines += ["", f"**Error signature:** {md_code(m.error_signature)}"]
     return admonition("abstract", f"Dead end: {md_text(m.status)}", "\n".join(lines))
-
-
-def dead_end_errors(errors: Sequence[Exception]) -> list[DeadEndError]:
-    return [e for e in errors if isinstance(e, DeadEndError)]
-
-
-__all__ += ["dead_end_errors", "environment_rows", "experiment_link", "fmt_date", "related_records"]

@@ -169,7 +169,8 @@ def _marker(shape: str, x: float, y: float, color: str, hollow: bool) -> str:
     if shape == "triangle":
         return f'<path d="M{x:.1f},{y - 5:.1f} L{x + 5:.1f},{y + 4:.1f} L{x - 5:.1f},{y + 4:.1f} Z" {common}/>'
     if shape == "diamond":
-        return f'<path d="M{x:.1f},{y - 5:.1f} L{x + 5:.1f},{y:.1f} L{x:.1f},{y + 5:.1f} L{x - 5:.1f},{y:.1f} Z" {common}/>'
+        d = f"M{x:.1f},{y - 5:.1f} L{x + 5:.1f},{y:.1f} L{x:.1f},{y + 5:.1f} L{x - 5:.1f},{y:.1f} Z"
+        return f'<path d="{d}" {common}/>'
     return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" {common}/>'
 
 
@@ -251,7 +252,9 @@ def render_svg(chart: Chart) -> str:
             out.append(f"<g><title>{html_text(tip)}</title>")
             out.append(_marker(MARKERS[k % len(MARKERS)], px, py, color, p.approximate))
             if labels_on:
-                out.append(f'<text x="{px:.1f}" y="{py - 8:.1f}" text-anchor="middle" fill="{color}">{html_text(value)}</text>')
+                out.append(
+                    f'<text x="{px:.1f}" y="{py - 8:.1f}" text-anchor="middle" fill="{color}">{html_text(value)}</text>'
+                )
             out.append("</g>")
         out.append("</g>")
 
@@ -264,7 +267,9 @@ def render_svg(chart: Chart) -> str:
             color, k = colors[s.name], styles[s.name]
             dash = DASHES[k % len(DASHES)]
             dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-            out.append(f'<line x1="{lx:.0f}" y1="36" x2="{lx + 18:.0f}" y2="36" stroke="{color}" stroke-width="2"{dash_attr}/>')
+            out.append(
+                f'<line x1="{lx:.0f}" y1="36" x2="{lx + 18:.0f}" y2="36" stroke="{color}" stroke-width="2"{dash_attr}/>'
+            )
             out.append(_marker(MARKERS[k % len(MARKERS)], lx + 9, 36, color, False))
             out.append(f'<text x="{lx + 24:.0f}" y="40">{html_text(s.name)}</text>')
             lx += 24 + 7 * len(s.name) + 18

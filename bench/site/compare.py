@@ -45,9 +45,7 @@ def comparison_rows(
     return rows
 
 
-def comparison_table(
-    baseline: Record, candidate: Record, metrics: Sequence[MetricSpec] | None = None
-) -> str:
+def comparison_table(baseline: Record, candidate: Record, metrics: Sequence[MetricSpec] | None = None) -> str:
     specs = list(metrics) if metrics is not None else [metric_spec(k) for k in COMPARE_METRICS]
     b_name, c_name = md_text(baseline.variant), md_text(candidate.variant)
     header = ["Level", "Figure", "Better", b_name, c_name, f"{c_name} / {b_name}"]

@@ -47,7 +47,9 @@ def is_external(url: str, allow: Sequence[str] = DEFAULT_ALLOW) -> bool:
 
 def check_css(text: str, file: str, allow: Sequence[str] = DEFAULT_ALLOW) -> list[Violation]:
     out = [Violation(file, "url()", m.group(2)) for m in _CSS_URL.finditer(text) if is_external(m.group(2), allow)]
-    out += [Violation(file, "@import", m.group(2)) for m in _CSS_IMPORT.finditer(text) if is_external(m.group(2), allow)]
+    out += [
+        Violation(file, "@import", m.group(2)) for m in _CSS_IMPORT.finditer(text) if is_external(m.group(2), allow)
+    ]
     return out
 
 

@@ -80,7 +80,8 @@ def experiment_charts(site: SiteData, experiment: str, metric_key: str, *, chart
         chart_id=chart_id or f"chart-{experiment}-{metric_key}",
     )
     if chart.empty:
-        return f"*No record of experiment {md_text(experiment)} states {md_text(spec.label.lower())}, so there is no chart.*\n"
+        what = md_text(spec.label.lower())
+        return f"*No record of experiment {md_text(experiment)} states {what}, so there is no chart.*\n"
     variants = ", ".join(r.variant for r in records)
     return chart_figure(chart, f"{spec.label} against concurrency, latest record of each variant ({variants}).")
 

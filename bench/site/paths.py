@@ -12,9 +12,9 @@ from bench.record.model import Record
 
 __all__ = [
     "DEAD_ENDS_INDEX",
-    "RECORD_ID_PATTERN",
     "EXPERIMENTS_INDEX",
     "RECORDS_INDEX",
+    "RECORD_ID_PATTERN",
     "experiment_page",
     "link",
     "record_csv",

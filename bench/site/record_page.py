@@ -124,9 +124,7 @@ def _distributions(levels: list[Level]) -> str:
             )
     if not rows:
         return ""
-    table = md_table(
-        ["Level", "Figure", "mean", "p50", "p90", "p99", "min", "max", "n"], rows, align="llrrrrrrr"
-    )
+    table = md_table(["Level", "Figure", "mean", "p50", "p90", "p99", "min", "max", "n"], rows, align="llrrrrrrr")
     return (
         "## Latency and per-request distributions\n\n"
         + table
@@ -170,7 +168,13 @@ def _errors(levels: list[Level]) -> str:
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(e.by_kind.items()))
         examples = "; ".join(x[:200] for x in e.examples[:3])
         rows.append(
-            [md_text(level_name(lv)), rate, "**yes**" if e.flagged else "no", md_text(kinds) or "—", md_text(examples) or "—"]
+            [
+                md_text(level_name(lv)),
+                rate,
+                "**yes**" if e.flagged else "no",
+                md_text(kinds) or "—",
+                md_text(examples) or "—",
+            ]
         )
     if not rows:
         return ""
@@ -246,7 +250,12 @@ def _server(record: Record) -> str:
         out += ["", *(f"- {md_text(n)}" for n in s.notes)]
     if s.server_info:
         info = json.dumps(s.server_info, indent=2, sort_keys=True, ensure_ascii=False)
-        out += ["", admonition("note", "Server info (the engine's own payload)", md_code_block(info, lang="json"), collapsible=True)]
+        out += [
+            "",
+            admonition(
+                "note", "Server info (the engine's own payload)", md_code_block(info, lang="json"), collapsible=True
+            ),
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -336,8 +345,11 @@ def record_markdown(record: Record) -> str:
         if sp.notes:
             summary.append(["Speculation notes", md_text(sp.notes)])
     summary += [
-        ["benchbook", _v(" ".join(x for x in (bb.version, bb.commit) if x) or None)
-         + (" (uncommitted changes)" if bb.dirty else "")],
+        [
+            "benchbook",
+            _v(" ".join(x for x in (bb.version, bb.commit) if x) or None)
+            + (" (uncommitted changes)" if bb.dirty else ""),
+        ],
         ["Run group", _v(record.run_group)],
         ["Tags", md_text(", ".join(record.tags)) if record.tags else "none"],
     ]

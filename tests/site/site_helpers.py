@@ -36,3 +36,16 @@ def shipped_site() -> SiteData:
 
 def fixture_site() -> SiteData:
     return load_site(FIXTURES, DOCS)
+
+
+def run_command(argv: list[str]) -> int:
+    """Run one of bench.site's sub-commands (render, check-offline) as ``bench`` would."""
+    import argparse
+
+    from bench.site.commands import register
+
+    parser = argparse.ArgumentParser(prog="bench")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    code: int = args.handler(args)
+    return code

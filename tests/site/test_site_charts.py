@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from site_helpers import BASELINE_ID, EAGLE_ID, FX_BASELINE_ID, FX_EAGLE_ID, fixture, shipped
+
 from bench.site.chartdata import concurrency_chart
 from bench.site.charts import Axis, Chart, HLine, Point, Series, render_svg
 from bench.site.metrics import metric_spec
-
-from site_helpers import BASELINE_ID, EAGLE_ID, FX_BASELINE_ID, FX_EAGLE_ID, fixture, shipped
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 
@@ -20,9 +20,7 @@ def texts(root: ET.Element) -> list[str]:
 
 
 def test_log2_axis_ticks_are_powers_of_two() -> None:
-    chart = Chart(
-        "t", Axis("Concurrency", scale="log2"), Axis("y"), (Series("a", (Point(1, 10), Point(64, 50))),)
-    )
+    chart = Chart("t", Axis("Concurrency", scale="log2"), Axis("y"), (Series("a", (Point(1, 10), Point(64, 50))),))
     labels = texts(parse(render_svg(chart)))
     for tick in ("1", "2", "4", "8", "16", "32", "64"):
         assert tick in labels
@@ -63,7 +61,7 @@ def test_variants_overlaid_with_legend() -> None:
     root = parse(render_svg(chart))
     series = [g.get("data-series") for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("data-series")]
     assert series == ["baseline", "eagle3"]
-    legend = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "legend"][0]
+    legend = next(g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "legend")
     assert {"baseline", "eagle3"} <= set(texts(legend))
     assert len(root.findall(".//s:polyline", NS)) == 2
 

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
+from site_helpers import BASELINE_ID, EAGLE_ID, FX_BASELINE_ID, FX_EAGLE_ID, fixture, shipped
+
 from bench.site.compare import comparison_rows, comparison_table
 from bench.site.metrics import COMPARE_METRICS, metric_spec
-
-from site_helpers import BASELINE_ID, EAGLE_ID, FX_BASELINE_ID, FX_EAGLE_ID, fixture, shipped
 
 
 def test_transcribed_comparison_rows_and_ratio() -> None:

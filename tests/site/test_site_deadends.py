@@ -1,10 +1,9 @@
 from __future__ import annotations
 
 import pytest
+from site_helpers import DOCS, SHIPPED, shipped_site
 
 from bench.site.deadends import DeadEndError, parse_dead_end
-
-from site_helpers import DOCS, SHIPPED, shipped_site
 
 GOOD = """---
 date: 2026-11-30
@@ -71,6 +70,13 @@ def test_dynamic_spec_disable_covers_the_lab_notes() -> None:
         "The size of tensor a (160) must match the size of tensor b (2) at non-singleton dimension 0"
     )
     assert set(d.meta.related_records) == {"20261130T231000Z-baseline-797fdbd", "20261130T231000Z-eagle3-339e97f"}
-    for needle in ("out_cache_loc", "_draft_preprocess_decode", "prepare_for_decode", "CUDA graph", "10 requests × 16",
-                   "topk=1", "16 draft tokens to 3"):
+    for needle in (
+        "out_cache_loc",
+        "_draft_preprocess_decode",
+        "prepare_for_decode",
+        "CUDA graph",
+        "10 requests × 16",
+        "topk=1",
+        "16 draft tokens to 3",
+    ):
         assert needle in text

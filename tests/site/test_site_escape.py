@@ -64,6 +64,6 @@ def test_html_text_escapes() -> None:
 
 
 def test_front_matter_title_has_no_markup_characters() -> None:
-    fm = front_matter_title("</title><script>alert(1)</script> & \"q\"")
+    fm = front_matter_title('</title><script>alert(1)</script> & "q"')
     assert fm.startswith("---\ntitle: ") and fm.endswith("---\n\n")
     assert "<" not in fm and ">" not in fm and "&" not in fm

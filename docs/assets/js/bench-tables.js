@@ -5,14 +5,29 @@
   // "≈354", "1,234", "0.87×", "12.5 (n=30)", "45%": sort by the number.
   var NUMBER = /^[≈~]?\s*(-?[\d,]*\.?\d+)\s*(?:×|%)?(?:\s*\(n=\d+\))?$/;
 
+  var MISSING = { "": true, "—": true, "not stated": true };
+
   function prepareSort(table) {
     var rows = table.tBodies.length ? table.tBodies[0].rows : [];
+    var heads = table.tHead.rows[0].cells;
+    var numeric = [];
+    for (var j = 0; j < heads.length; j++) numeric.push({ numbers: 0, other: 0 });
     for (var i = 0; i < rows.length; i++) {
       var cells = rows[i].cells;
-      for (var j = 0; j < cells.length; j++) {
-        var m = cells[j].textContent.trim().match(NUMBER);
-        if (m) cells[j].setAttribute("data-sort", m[1].replace(/,/g, ""));
+      for (var k = 0; k < cells.length && k < heads.length; k++) {
+        var text = cells[k].textContent.trim();
+        var m = text.match(NUMBER);
+        if (m) {
+          cells[k].setAttribute("data-sort", m[1].replace(/,/g, ""));
+          numeric[k].numbers++;
+        } else if (!MISSING[text]) {
+          numeric[k].other++;
+        }
       }
+    }
+    // A column of figures (missing ones aside) sorts as numbers; missing figures count as 0.
+    for (var h = 0; h < heads.length; h++) {
+      if (numeric[h].numbers && !numeric[h].other) heads[h].setAttribute("data-sort-method", "number");
     }
     new Tablesort(table);
     table.setAttribute("data-bench-sortable", "");

@@ -1,0 +1,163 @@
+"""The real MkDocs build (subprocess), strict and not, over fixture records."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE_RECORDS, ROOT, SHIPPED_RECORDS, run_build
+
+FX_BASELINE = "20261201T090000Z-baseline-a1b2c3d"
+FX_EAGLE = "20261201T100000Z-eagle3-b2c3d4e"
+SHIPPED_EAGLE = "20261130T231000Z-eagle3-339e97f"
+
+
+def tree(folder: Path) -> dict[str, float]:
+    return {str(p.relative_to(folder)): p.stat().st_mtime for p in folder.rglob("*")}
+
+
+def test_strict_build_has_every_page_and_its_tables(built_site: Path) -> None:
+    records = built_site / "records"
+    assert (records / "index.html").is_file()
+    for rid in (FX_BASELINE, FX_EAGLE, SHIPPED_EAGLE):
+        page = records / "eagle-fast-verify" / f"{rid}.html"
+        assert page.is_file(), page
+        assert (records / "eagle-fast-verify" / f"{rid}.json").is_file()
+        assert (records / "eagle-fast-verify" / f"{rid}.csv").is_file()
+        html = page.read_text(encoding="utf-8")
+        assert "<table>" in html and "<svg" in html
+    raw = (records / "eagle-fast-verify" / f"{FX_EAGLE}.json").read_text(encoding="utf-8")
+    assert json.loads(raw)["id"] == FX_EAGLE
+    index = (records / "index.html").read_text(encoding="utf-8")
+    assert 'class="bench-records"' in index and "<th>Experiment</th>" in index
+    assert f'href="eagle-fast-verify/{FX_EAGLE}.html"' in index
+    eagle = (built_site / "eagle-fast-verify.html").read_text(encoding="utf-8")
+    assert ">eagle3 / baseline</th>" in eagle
+    assert eagle.count('<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart"') == 3
+    assert "NCCL tuned" in eagle and "FlashInfer allreduce fusion" in eagle
+    assert "dead-ends/dynamic-spec-disable.html" in eagle
+    exp = (built_site / "experiments" / "eagle-fast-verify.html").read_text(encoding="utf-8")
+    assert "Switching EAGLE-3 speculation off under load" in exp
+    dead = (built_site / "dead-ends" / "dynamic-spec-disable.html").read_text(encoding="utf-8")
+    assert "admonition abstract" in dead and f"../records/eagle-fast-verify/{SHIPPED_EAGLE}.html" in dead
+    assert "fonts.googleapis" not in eagle and "cdn.jsdelivr" not in eagle
+
+
+def test_hostile_record_is_escaped_in_the_build(built_site: Path) -> None:
+    page = built_site / "records" / "fixture-hostile" / "20261201T110000Z-hostile-c3d4e5f.html"
+    html = page.read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    body = html.split("<article", 1)[1]
+    for bad in ("<script>alert", "<img src=x", '<img src="x"', "<svg onload", "<iframe", 'href="javascript:'):
+        assert bad not in body
+    head = html.split("<body", 1)[0]
+    assert "<script>alert" not in head and "</title><" not in head.split("<title>", 1)[1].split("</title>")[0]
+
+
+def test_default_build_of_the_shipped_records_writes_nothing_into_the_sources(tmp_path: Path) -> None:
+    before = (tree(ROOT / "docs"), tree(SHIPPED_RECORDS))
+    result = run_build(tmp_path / "site", None)
+    assert result.returncode == 0, result.stderr
+    assert (tree(ROOT / "docs"), tree(SHIPPED_RECORDS)) == before
+    eagle = (tmp_path / "site" / "eagle-fast-verify.html").read_text(encoding="utf-8")
+    assert "0.87×" in eagle and "≈0.46×" in eagle
+
+
+@pytest.fixture
+def bad_records(tmp_path: Path) -> Path:
+    records = tmp_path / "records"
+    shutil.copytree(FIXTURE_RECORDS, records)
+    rec = json.loads((records / "eagle-fast-verify" / f"{FX_BASELINE}.json").read_text(encoding="utf-8"))
+    rec["levels"][0]["output_throughput"]["value"] = "fast"
+    (records / "eagle-fast-verify" / f"{FX_BASELINE}.json").write_text(json.dumps(rec), encoding="utf-8")
+    return records
+
+
+def test_malformed_record_fails_the_strict_build_naming_file_and_field(tmp_path: Path, bad_records: Path) -> None:
+    result = run_build(tmp_path / "site", bad_records)
+    assert result.returncode != 0
+    log = result.stdout + result.stderr
+    assert f"{FX_BASELINE}.json: field 'levels[0].output_throughput.value': Input should be a valid number" in log
+    assert "strict mode" in log
+
+
+def test_non_strict_build_shows_the_error_box(tmp_path: Path, bad_records: Path) -> None:
+    result = run_build(tmp_path / "site", bad_records, strict=False)
+    assert result.returncode == 0, result.stderr
+    for page in ("index.html", "records/index.html"):
+        html = (tmp_path / "site" / page).read_text(encoding="utf-8")
+        assert 'class="admonition failure"' in html, page
+        assert f"{FX_BASELINE}.json: field &#39;levels[0].output_throughput.value&#39;" in html.replace(
+            "'", "&#39;"
+        ).replace("&#x27;", "&#39;"), page
+    # the good records are still there
+    assert (tmp_path / "site" / "records" / "eagle-fast-verify" / f"{FX_EAGLE}.html").is_file()
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["bad json", "unknown schema version", "duplicate id"],
+)
+def test_other_malformed_records(tmp_path: Path, kind: str) -> None:
+    records = tmp_path / "records"
+    shutil.copytree(FIXTURE_RECORDS, records)
+    path = records / "eagle-fast-verify" / f"{FX_BASELINE}.json"
+    if kind == "bad json":
+        path.write_text("{ not json", encoding="utf-8")
+        expected = f"{FX_BASELINE}.json: field 'line 1 column 3': valid JSON"
+    elif kind == "unknown schema version":
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        rec["schema_version"] = 99
+        path.write_text(json.dumps(rec), encoding="utf-8")
+        expected = "field 'schema_version': a version this benchbook knows"
+    else:
+        other = records / "other-experiment"
+        other.mkdir()
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        rec["experiment"] = "other-experiment"
+        (other / path.name).write_text(json.dumps(rec), encoding="utf-8")
+        expected = f"field 'id': a unique id; '{FX_BASELINE}' is also used by"
+    result = run_build(tmp_path / "site", records)
+    assert result.returncode != 0
+    assert expected in result.stdout + result.stderr
+
+
+@pytest.fixture
+def project_copy(tmp_path: Path) -> Path:
+    """A copy of mkdocs.yml, docs/ and hooks/ to plant bad pages in."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    shutil.copy(ROOT / "mkdocs.yml", proj / "mkdocs.yml")
+    shutil.copytree(ROOT / "docs", proj / "docs")
+    shutil.copytree(ROOT / "hooks", proj / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
+    (proj / "records").mkdir()  # mkdocs.yml watches it; the builds below read $BENCHBOOK_RECORDS_DIR
+    return proj
+
+
+def test_bad_shortcode_fails_the_build_naming_the_page(tmp_path: Path, project_copy: Path) -> None:
+    page = project_copy / "docs" / "eagle-fast-verify.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n<!-- bench:chart experiment=eagle-fast-verify metric=x -->\n")
+    result = run_build(tmp_path / "site", FIXTURE_RECORDS, strict=False, config=project_copy / "mkdocs.yml")
+    assert result.returncode != 0
+    log = result.stdout + result.stderr
+    assert "eagle-fast-verify.md, line" in log and "metric='x' is not one of" in log
+
+
+def test_bad_dead_end_front_matter_fails_strict_naming_file_and_field(tmp_path: Path, project_copy: Path) -> None:
+    page = project_copy / "docs" / "dead-ends" / "dynamic-spec-disable.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("status: abandoned", "status: gave-up"))
+    result = run_build(tmp_path / "site", FIXTURE_RECORDS, config=project_copy / "mkdocs.yml")
+    assert result.returncode != 0
+    assert "dynamic-spec-disable.md: field 'status': Input should be" in result.stdout + result.stderr
+
+
+def test_planted_external_script_fails_the_build(tmp_path: Path, project_copy: Path) -> None:
+    page = project_copy / "docs" / "index.md"
+    page.write_text(page.read_text(encoding="utf-8") + '\n<script src="https://cdn.example/x.js"></script>\n')
+    result = run_build(tmp_path / "site", FIXTURE_RECORDS, strict=False, config=project_copy / "mkdocs.yml")
+    assert result.returncode != 0
+    assert (
+        "index.html: <script src> loads an external resource: https://cdn.example/x.js" in result.stdout + result.stderr
+    )

@@ -1,0 +1,52 @@
+"""Rendered Markdown compared with golden files in tests/site/golden/.
+
+After an intended change, regenerate them with ``BENCHBOOK_UPDATE_GOLDEN=1 pytest tests/site`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from site_helpers import (
+    BASELINE_ID,
+    EAGLE_ID,
+    FX_EAGLE_ID,
+    HOSTILE_ID,
+    fixture,
+    fixture_site,
+    shipped,
+    shipped_site,
+)
+
+from bench.site.compare import comparison_table
+from bench.site.pages import dead_ends_index, experiment_markdown, records_index
+from bench.site.record_page import levels_csv, record_markdown
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("BENCHBOOK_UPDATE_GOLDEN") == "1"
+
+CASES: dict[str, Callable[[], str]] = {
+    "record-transcribed-baseline.md": lambda: record_markdown(shipped(BASELINE_ID)),
+    "record-transcribed-eagle3.md": lambda: record_markdown(shipped(EAGLE_ID)),
+    "record-measured-partial-eagle3.md": lambda: record_markdown(fixture(FX_EAGLE_ID)),
+    "record-hostile.md": lambda: record_markdown(fixture(HOSTILE_ID)),
+    "levels-measured-eagle3.csv": lambda: levels_csv(fixture(FX_EAGLE_ID)),
+    "compare-transcribed.md": lambda: comparison_table(shipped(BASELINE_ID), shipped(EAGLE_ID)) + "\n",
+    "experiment-eagle-fast-verify.md": lambda: experiment_markdown(shipped_site(), "eagle-fast-verify"),
+    "records-index-fixtures.md": lambda: records_index(fixture_site()),
+    "dead-ends-index.md": lambda: dead_ends_index(shipped_site()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden(name: str) -> None:
+    got = CASES[name]()
+    path = GOLDEN / name
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(got, encoding="utf-8")
+    assert path.exists(), f"no golden file {path}; create it with BENCHBOOK_UPDATE_GOLDEN=1"
+    assert got == path.read_text(encoding="utf-8"), f"{name} differs from its golden file (see the module docstring)"

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from site_helpers import (
+    DOCS,
+    FIXTURES,
+    FX_BASELINE_ID,
+    FX_EAGLE_ID,
+    HOSTILE_ID,
+    fixture,
+    fixture_site,
+    run_command,
+    shipped_site,
+)
+
+from bench.site.data import load_site
+from bench.site.pages import site_pages
+from bench.site.record_page import levels_csv, record_markdown
+
+
+def test_site_pages_lists_every_generated_file() -> None:
+    site = shipped_site()
+    paths = [p for p, _ in site_pages(site)]
+    assert len(paths) == len(set(paths))
+    assert {
+        "records/index.md",
+        "experiments/index.md",
+        "dead-ends/index.md",
+        "experiments/eagle-fast-verify.md",
+    } <= set(paths)
+    for loaded in site.records:
+        r = loaded.record
+        for ext in ("md", "json", "csv"):
+            assert f"records/{r.experiment}/{r.id}.{ext}" in paths
+
+
+def test_raw_json_is_the_file_verbatim() -> None:
+    site = fixture_site()
+    pages = dict(site_pages(site))
+    for loaded in site.records:
+        assert pages[f"records/{loaded.record.experiment}/{loaded.record.id}.json"] == loaded.path.read_text("utf-8")
+
+
+def test_measured_record_page_shows_distributions_status_and_speculation() -> None:
+    md = record_markdown(fixture(FX_EAGLE_ID))
+    assert '!!! warning "Run partial"' in md
+    assert "Failed at concurrency 64." in md
+    assert "RuntimeError: CUDA error: out of memory" in md  # log excerpt, in a code block
+    assert "## Latency and per-request distributions" in md
+    assert "| Level | Figure | mean | p50 | p90 | p99 | min | max | n |" in md
+    assert "## Speculative decoding, per level" in md
+    assert "per\\-request meta\\_info\\.spec\\_verify\\_ct" in md
+    assert "<svg" in md
+
+
+def test_errors_table_for_failed_requests() -> None:
+    md = record_markdown(fixture(FX_BASELINE_ID))
+    assert "## Errors" in md
+    assert "| C=64 | 3.1% | **yes** | timeout: 2 |" in md
+
+
+def test_transcribed_record_says_what_is_not_stated() -> None:
+    md = record_markdown(shipped_site().records[0].record)
+    assert "Provenance: transcribed" in md
+    assert "Not stated for any level of this record:" in md
+    assert "≈" in md
+
+
+def test_csv_has_one_row_per_level_and_flags_approximations() -> None:
+    rows = list(csv.DictReader(io.StringIO(levels_csv(fixture(FX_EAGLE_ID)))))
+    assert [r["concurrency"] for r in rows] == ["1", "2", "4", "8", "16", "32"]
+    assert float(rows[0]["ttft_ms_p99"]) > 0 and rows[0]["ttft_ms_n"] == "4"
+    assert rows[0]["accept_length"]
+    hostile = list(csv.DictReader(io.StringIO(levels_csv(fixture(HOSTILE_ID)))))
+    assert hostile[1]["label"].startswith("<script>")  # CSV is data, not HTML; kept verbatim
+    assert hostile[1]["total_throughput_approximate"] == "True"
+
+
+def test_bench_render_writes_the_same_pages(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run_command(["render", str(out), "--records", str(FIXTURES), "--docs", str(DOCS)]) == 0
+    site = load_site(FIXTURES, DOCS)
+    for path, content in site_pages(site):
+        assert (out / path).read_text(encoding="utf-8") == content
+    eagle = (out / "eagle-fast-verify.md").read_text(encoding="utf-8")
+    assert "<!-- bench:" not in eagle and "| Level | Figure | Better |" in eagle
+    dead_end = (out / "dead-ends" / "dynamic-spec-disable.md").read_text(encoding="utf-8")
+    assert dead_end.startswith("---\n") and '!!! abstract "Dead end: abandoned"' in dead_end
+    assert json.loads((out / "records" / "eagle-fast-verify" / f"{FX_BASELINE_ID}.json").read_text())["id"]
+
+
+def test_bench_render_reports_bad_records(tmp_path: Path, capsys: object) -> None:
+    records = tmp_path / "records" / "x"
+    records.mkdir(parents=True)
+    (records / "bad.json").write_text("{", encoding="utf-8")
+    assert run_command(["render", str(tmp_path / "out"), "--records", str(tmp_path / "records")]) == 1
