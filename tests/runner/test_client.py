@@ -352,6 +352,8 @@ def test_request_goes_to_the_root_route_with_json(arun: Runner) -> None:
         ([_chat_chunk("a"), b"data: {not json\n\n"], "bad_response"),
         ([_chat_chunk("a"), _chat_chunk("b")], "stream_broken"),  # ends without [DONE] or finish_reason
         ([_chat_chunk(None, "stop"), b"data: [DONE]\n\n"], "no_tokens"),
+        ([b'{"choices": [{"message": {"content": "not streamed"}}]}'], "bad_response"),  # stream ignored
+        ([], "bad_response"),  # empty body
     ],
 )
 def test_mock_stream_failures(arun: Runner, parts: list[bytes], kind: str) -> None:
