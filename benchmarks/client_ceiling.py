@@ -88,7 +88,7 @@ async def measure_level(url: str, server_pid: int, concurrency: int, args: argpa
             f"level budget {args.level_budget_s} s spent" if time.monotonic() - started > args.level_budget_s else None
         )
 
-    async with StreamingClient(url, max_connections=concurrency, timeout_s=60) as client:
+    async with StreamingClient(url, max_connections=concurrency, timeout_s=60, shard_size=args.shard_size) as client:
         await client.warm_connections(concurrency)
         await run_level(client, [spec] * concurrency, concurrency)  # warm-up: one round, never cut short
         httpx.post(f"{url}/stats/reset")
@@ -160,7 +160,8 @@ async def sweep(args: argparse.Namespace) -> int:
         url = server.stdout.readline().split()[-1]
         begun = time.monotonic()
         rows: list[Row] = []
-        levels = [c for c in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512) if c <= args.max_concurrency]
+        powers = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+        levels = [c for c in powers if args.min_concurrency <= c <= args.max_concurrency]
         for c in levels:
             if time.monotonic() - begun > args.budget_s:
                 console.print(f"[yellow]run budget spent: skipping C>={c}")
@@ -169,7 +170,8 @@ async def sweep(args: argparse.Namespace) -> int:
         load = os.getloadavg()
         title = (
             f"client ceiling: server ttft {args.ttft_ms} ms, itl {args.itl_ms} ms, {args.output_tokens} tokens, "
-            f"1 token/event; load average {load[0]:.1f} on {os.cpu_count()} cores"
+            f"1 token/event; {args.shard_size} connection(s) per pool; "
+            f"load average {load[0]:.1f} on {os.cpu_count()} cores"
         )
         console.print(render(rows, title))
         sustained = [r for r in rows if r.sustained]
@@ -203,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--output-tokens", type=int, default=64)
     p.add_argument("--rounds", type=int, default=2, help="measured requests per level = rounds x concurrency")
     p.add_argument("--max-concurrency", type=int, default=512)
+    p.add_argument("--min-concurrency", type=int, default=1)
+    p.add_argument("--shard-size", type=int, default=1, help="connections per httpx pool inside the client")
     p.add_argument("--level-budget-s", type=float, default=12.0)
     p.add_argument("--budget-s", type=float, default=140.0)
     args = p.parse_args(argv)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import ssl
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from time import perf_counter_ns
@@ -293,11 +292,12 @@ class _StreamState:
 class StreamingClient:
     """The run's one HTTP client: keep-alive connections, at most ``max_connections`` (at least the concurrency).
 
-    Internally the connections are split over shards of ``shard_size`` connections, each an ``httpx.AsyncClient``,
-    and a request goes to the least busy shard. Reason (measured with ``benchmarks/client_ceiling.py``):
-    httpcore's pool re-scans all its connections, quadratically, on every request start and end, so one pool of
-    64 connections spent ~10 ms of CPU per request and capped a 2-core client at ~1,000 token events/s.
-    With a custom ``transport`` there is one shard.
+    Internally the connections are split over pools of ``shard_size`` connections, each an ``httpx.AsyncClient``,
+    and a request goes to the pool with the most free connections. Reason (measured with
+    ``benchmarks/client_ceiling.py``, C=64, 2-core VM): httpcore's pool re-scans all its connections
+    (quadratically, with a socket poll per idle connection) on every request start and end; one pool of 64
+    connections delivered 895 token events/s, pools of 8 4,808/s, pools of 1 7,153/s.
+    With a custom ``transport`` there is one pool.
     """
 
     def __init__(
@@ -311,7 +311,7 @@ class StreamingClient:
         tokenizer: Callable[[str], int] | None = None,
         continuous_usage: bool = True,
         keepalive_expiry_s: float = 600.0,
-        shard_size: int = 8,
+        shard_size: int = 1,
     ) -> None:
         if max_connections < 1:
             raise ValueError(f"max_connections must be >= 1, got {max_connections}")
@@ -330,8 +330,8 @@ class StreamingClient:
         else:
             full, rest = divmod(max_connections, shard_size)
             sizes = [shard_size] * full + ([rest] if rest else [])
-        # https: one certificate-loading SSL context shared by the shards; http: none needed (loading costs ~50 ms)
-        verify: ssl.SSLContext | bool = httpx.create_ssl_context() if root.startswith("https:") else False
+        # one SSL context shared by the pools; certificates are loaded (~50 ms) only for https
+        verify = httpx.create_ssl_context(verify=root.startswith("https:"))
         self._shards = [
             httpx.AsyncClient(
                 base_url=root,

@@ -203,11 +203,11 @@ def test_timeout(arun: Runner) -> None:
     assert (result.ok, result.error_kind) == (False, "timeout")
 
 
-@pytest.mark.parametrize("n", [4, 12])  # 12: two connection shards (8 + 4)
-def test_warm_connections_keeps_tcp_setup_out_of_ttft(arun: Runner, n: int) -> None:
+@pytest.mark.parametrize(("n", "shard_size"), [(4, 1), (4, 8), (12, 8)])  # 12 over 8: pools of 8 and 4
+def test_warm_connections_keeps_tcp_setup_out_of_ttft(arun: Runner, n: int, shard_size: int) -> None:
     async def go() -> tuple[int, int]:
         cfg = TestServerConfig(ttft_ms=5, itl_ms=1, output_tokens=2)
-        async with serve(cfg) as srv, StreamingClient(srv.url, max_connections=n) as client:
+        async with serve(cfg) as srv, StreamingClient(srv.url, max_connections=n, shard_size=shard_size) as client:
             await client.warm_connections(n)
             opened = srv.stats.connections
             results = await asyncio.gather(*(client.send(RequestSpec(prompt="x", max_tokens=2)) for _ in range(n)))

@@ -28,7 +28,7 @@ async def _level(
         return run, srv.stats
 
 
-@pytest.mark.parametrize("concurrency", [1, 3, 8, 20])  # 20: three connection shards (8, 8, 4)
+@pytest.mark.parametrize("concurrency", [1, 3, 8, 20])
 def test_exactly_n_requests_in_flight(arun: Runner, concurrency: int) -> None:
     cfg = TestServerConfig(ttft_ms=40, itl_ms=3, output_tokens=4)
     run, stats = arun(_level(cfg, _specs(3 * concurrency), concurrency))
