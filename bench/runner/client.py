@@ -1,7 +1,8 @@
 """The streaming HTTP client: sends one generation request and timestamps every token-bearing chunk.
 
-One :class:`StreamingClient` (one ``httpx.AsyncClient``, keep-alive, a connection limit at least the concurrency)
-is shared by a whole run, so TCP setup does not land inside TTFT. Measurement rules (``shared/MEASUREMENT.md``):
+One :class:`StreamingClient` (keep-alive httpx connections, a connection limit at least the concurrency, spread
+over small httpx pools: see the class) is shared by a whole run, so TCP setup does not land inside TTFT.
+Measurement rules (``shared/MEASUREMENT.md``):
 
 * ``t_first_ns`` is the first chunk carrying non-empty generated text (content or reasoning). A role-only chunk,
   a finish-only chunk, a usage-only chunk and ``[DONE]`` carry no token.
@@ -446,6 +447,8 @@ class StreamingClient:
         except httpx.TransportError as exc:
             kind = "stream_broken" if status is not None else "connect"
             message = f"{type(exc).__name__}: {exc}"
+        except httpx.HTTPError as exc:  # e.g. a body that fails its content-encoding
+            kind, message = "bad_response", f"{type(exc).__name__}: {exc}"
         finally:
             self._busy[shard] -= 1
         t_done = perf_counter_ns()

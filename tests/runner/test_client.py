@@ -394,3 +394,17 @@ def test_itl_spread_formula_name_when_chunk_tokens_known(arun: Runner) -> None:
     result = _send(arun, [VALID_STREAM])
     level = summarize_level(LevelRun(1, [result], [], result.t_sent_ns, result.t_done_ns or 0, None))
     assert level.itl_ms is not None and level.itl_ms.formula == FORMULA_ITL_SPREAD and level.itl_ms.n == 5
+
+
+def test_undecodable_body_is_bad_response(arun: Runner) -> None:
+    async def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=b"not gzip at all", headers={"content-encoding": "gzip"})
+
+    async def go() -> RequestResult:
+        transport = httpx.MockTransport(handler)
+        async with StreamingClient("http://mock", max_connections=1, transport=transport) as client:
+            return await client.send(RequestSpec(prompt="x", max_tokens=8))
+
+    result = arun(go())
+    assert (result.ok, result.error_kind) == (False, "bad_response")
+    assert result.error is not None and "DecodingError" in result.error
