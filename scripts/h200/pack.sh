@@ -22,7 +22,7 @@ mkdir -p "$OUT/wheels"
 "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -c constraints.txt -d "$OUT/wheels" pydantic pydantic-core annotated-types typing-inspection \
-  typing-extensions gitpython gitdb smmap httpx httpcore h11
+  typing-extensions gitpython gitdb smmap httpx httpcore h11 sniffio
 src="$CACHE/src/$VERSION"
 [ -f "$src/CMakeLists.txt" ] || PYTHON="$PY" bash scripts/build_llama_server.sh >/dev/null
 tar -C "$src" -czf "$OUT/llama-src.tar.gz" --exclude=./docs --exclude=./models --exclude=./media \
