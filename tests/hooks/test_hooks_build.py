@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_RECORDS, ROOT, SHIPPED_RECORDS, run_build
+from hooks_helpers import FIXTURE_RECORDS, ROOT, SHIPPED_RECORDS, run_build
 
 FX_BASELINE = "20261201T090000Z-baseline-a1b2c3d"
 FX_EAGLE = "20261201T100000Z-eagle3-b2c3d4e"

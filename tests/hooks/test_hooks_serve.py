@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from conftest import FIXTURE_RECORDS, ROOT, SHIPPED_RECORDS, mkdocs_env
+from hooks_helpers import FIXTURE_RECORDS, ROOT, SHIPPED_RECORDS, mkdocs_env
 
 NEW_ID = "20261201T090000Z-baseline-a1b2c3d"
 DEADLINE_S = 120
