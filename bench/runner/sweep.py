@@ -11,6 +11,7 @@ Pure parts (the plan, the request specs, record updates) are separate from the I
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -330,6 +331,8 @@ async def run_sweep(
             run: LevelRun = await run_level(
                 client, specs, step.concurrency, warmup=warm, on_result=on_result, should_abort=policy
             )
+            if server is not None and any(not r.ok for r in run.results) and server.is_alive():
+                await _settle(server)  # a crash shows as failed requests first, as a process exit a moment later
             reason = run.aborted or policy()
             if reason is not None:
                 if progress is not None:
@@ -347,6 +350,13 @@ async def run_sweep(
         return state.record
     finally:
         await client.aclose()
+
+
+async def _settle(server: _Server, timeout_s: float = 2.0, interval_s: float = 0.05) -> None:
+    for _ in range(int(timeout_s / interval_s)):
+        if not server.is_alive():
+            return
+        await asyncio.sleep(interval_s)
 
 
 def _aborted(state: SweepState, reason: str, server: _Server | None) -> Record:

@@ -30,7 +30,7 @@ from .modelfile import resolve_model_path, sha256_file
 __all__ = ["LLAMA_SERVER_ENV", "LlamaCppEngine", "llama_server_binary"]
 
 LLAMA_SERVER_ENV = "BENCHBOOK_LLAMA_SERVER"
-_VERSION = re.compile(r"version:\s*(\S+)(?:\s*\(([0-9a-f]+)\))?")
+_VERSION = re.compile(r"^version:\s*(.+?)\s*$", re.MULTILINE)
 _SPEC_MAIN = ("spec-type", "spec-draft-n-max", "spec-ngram-simple-size-m", "spec-ngram-mod-n-max")
 
 
@@ -53,7 +53,7 @@ def _binary_version(binary: str) -> str | None:
     m = _VERSION.search(proc.stdout + proc.stderr)
     if not m:
         return None
-    return f"b{m.group(1)}" + (f" ({m.group(2)})" if m.group(2) else "")
+    return m.group(1)
 
 
 def _norm(key: str) -> str:
