@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import mkdocs_gen_files
 
-from bench.site.data import SiteData
+from bench.site.data import CONFIG_KEY, SiteData
 from bench.site.pages import site_pages
 
-SITE_KEY = "benchbook_site"  # set by hooks/site_hooks.py's on_pre_build
-
-site = mkdocs_gen_files.config.get(SITE_KEY)
+site = mkdocs_gen_files.config.get(CONFIG_KEY)  # set by hooks/site_hooks.py (on_pre_build)
 if not isinstance(site, SiteData):
     raise SystemExit("benchbook: records were not loaded (is hooks/site_hooks.py listed under hooks: in mkdocs.yml?)")
 for path, content in site_pages(site):

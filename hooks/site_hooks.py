@@ -9,7 +9,7 @@
                      allowed: ``extra.benchbook.offline_allow`` and the site's own ``site_url``.
 
 The generated pages themselves come from ``hooks/gen_pages.py`` (mkdocs-gen-files), which reads the
-data loaded here from the config under ``SITE_KEY``.
+data loaded here from the config under ``CONFIG_KEY``.
 """
 
 from __future__ import annotations
@@ -23,14 +23,12 @@ from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
-from bench.site.data import SiteData, load_site, records_dir
+from bench.site.data import CONFIG_KEY, SiteData, load_site, records_dir
 from bench.site.offline import check_site
 from bench.site.pages import dead_end_page
 from bench.site.shortcodes import ShortcodeError, expand_shortcodes
 
 log = get_plugin_logger("benchbook")
-
-SITE_KEY = "benchbook_site"
 
 
 def _records_dir(config: MkDocsConfig) -> Path:
@@ -38,7 +36,7 @@ def _records_dir(config: MkDocsConfig) -> Path:
 
 
 def _site(config: MkDocsConfig) -> SiteData:
-    site = config.get(SITE_KEY)
+    site = config.get(CONFIG_KEY)
     if not isinstance(site, SiteData):
         raise PluginError("benchbook: records were not loaded (is hooks/site_hooks.py listed under hooks:?)")
     return site
@@ -55,7 +53,7 @@ def on_pre_build(config: MkDocsConfig) -> None:
     site = load_site(_records_dir(config), Path(config.docs_dir))
     for err in site.errors:
         log.warning("%s", err)
-    config[SITE_KEY] = site
+    config[CONFIG_KEY] = site
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:

@@ -29,6 +29,7 @@ __all__ = [
     "environment_table",
     "errors_box",
     "experiment_link",
+    "fact",
     "gpu_text",
     "record_link",
     "records_table",
@@ -114,7 +115,8 @@ def records_table(records: Sequence[LoadedRecord], page: str, *, columns: str = 
     return md_table(header, rows) if rows else "*No records yet.*"
 
 
-def _value(v: Any) -> str:
+def fact(v: Any) -> str:
+    """A stated fact as escaped Markdown; ``None`` reads "not stated", booleans "yes"/"no"."""
     if v is None:
         return NOT_STATED
     if isinstance(v, bool):
@@ -126,20 +128,20 @@ def environment_rows(env: Environment) -> list[tuple[str, str]]:
     g = env.gpu
     rows: list[tuple[str, str]] = [
         ("GPU", md_text(gpu_text(env))),
-        ("GPU architecture", _value(g.architecture)),
-        ("GPU driver", _value(g.driver)),
-        ("GPU memory (MiB)", _value(g.memory_mib)),
-        ("GPU power limit (W)", _value(g.power_limit_w)),
-        ("CUDA runtime", _value(env.cuda_runtime)),
-        ("NCCL version", _value(env.nccl_version)),
+        ("GPU architecture", fact(g.architecture)),
+        ("GPU driver", fact(g.driver)),
+        ("GPU memory (MiB)", fact(g.memory_mib)),
+        ("GPU power limit (W)", fact(g.power_limit_w)),
+        ("CUDA runtime", fact(env.cuda_runtime)),
+        ("NCCL version", fact(env.nccl_version)),
     ]
-    rows += [(md_text(f"clock: {k}"), _value(v)) for k, v in sorted(g.clocks.items())]
-    rows += [(md_code(k), _value(v)) for k, v in sorted(env.env_vars.items())]
+    rows += [(md_text(f"clock: {k}"), fact(v)) for k, v in sorted(g.clocks.items())]
+    rows += [(md_code(k), fact(v)) for k, v in sorted(env.env_vars.items())]
     if not any(k.startswith("NCCL_") for k in env.env_vars):
         rows.append((md_text("NCCL_* variables"), NOT_STATED))
-    rows += [(md_text(f"{k} version"), _value(v)) for k, v in sorted(env.versions.items())]
-    rows += [(md_text(FEATURE_LABELS.get(k, k.replace("_", " "))), _value(v)) for k, v in sorted(env.features.items())]
-    rows += [(md_text(f"info: {k}"), _value(v)) for k, v in sorted(env.info.items())]
+    rows += [(md_text(f"{k} version"), fact(v)) for k, v in sorted(env.versions.items())]
+    rows += [(md_text(FEATURE_LABELS.get(k, k.replace("_", " "))), fact(v)) for k, v in sorted(env.features.items())]
+    rows += [(md_text(f"info: {k}"), fact(v)) for k, v in sorted(env.info.items())]
     return rows
 
 

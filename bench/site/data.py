@@ -14,9 +14,11 @@ from bench.record.model import Record
 
 from .deadends import DeadEnd, DeadEndError, parse_dead_end
 
-__all__ = ["RECORDS_ENV", "SiteData", "load_site", "records_dir"]
+__all__ = ["CONFIG_KEY", "RECORDS_ENV", "SiteData", "load_site", "records_dir"]
 
 RECORDS_ENV = "BENCHBOOK_RECORDS_DIR"
+# Where a generator adapter keeps the SiteData of the current build (hooks/: in the MkDocs config).
+CONFIG_KEY = "benchbook_site"
 DEAD_ENDS_DIR = "dead-ends"
 
 

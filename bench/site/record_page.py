@@ -6,14 +6,13 @@ import csv
 import io
 import json
 from collections.abc import Callable
-from typing import Any
 
 from bench.record.model import Level, Metric, ModelRef, Record
 
-from .blocks import admonition, chart_figure, environment_rows, experiment_link
+from .blocks import admonition, chart_figure, environment_rows, experiment_link, fact
 from .chartdata import ChartLine, concurrency_chart
 from .escape import front_matter_title, md_code, md_code_block, md_text
-from .fmt import NOT_STATED, fmt_bool, fmt_date, fmt_metric, fmt_number, fmt_stat
+from .fmt import NOT_STATED, fmt_date, fmt_metric, fmt_number, fmt_stat
 from .levels import level_name, sorted_levels
 from .metrics import metric_spec
 from .paths import link, record_csv, record_json, record_page
@@ -41,14 +40,6 @@ METRIC_FIELDS = (
     "e2e_ms",
 )
 STATS = ("value", "mean", "p50", "p90", "p99", "min", "max", "stdev", "n")
-
-
-def _v(value: Any) -> str:
-    if value is None:
-        return NOT_STATED
-    if isinstance(value, bool):
-        return fmt_bool(value)
-    return md_text(value)
 
 
 def _columns(levels: list[Level], cols: list[tuple[str, Callable[[Level], str]]]) -> tuple[str, list[str]]:
@@ -228,16 +219,16 @@ def _model(ref: ModelRef | None, label: str) -> list[list[str]]:
     if ref is None:
         return []
     return [
-        [f"{label}", _v(ref.name)],
-        [f"{label} revision", _v(ref.revision)],
-        [f"{label} quantization", _v(ref.quantization)],
+        [f"{label}", fact(ref.name)],
+        [f"{label} revision", fact(ref.revision)],
+        [f"{label} quantization", fact(ref.quantization)],
         [f"{label} sha256", md_code(ref.sha256) if ref.sha256 else NOT_STATED],
     ]
 
 
 def _server(record: Record) -> str:
     s = record.server
-    rows = [["Engine", md_text(s.engine)], ["Version", _v(s.version)], ["URL", _v(s.url)]]
+    rows = [["Engine", md_text(s.engine)], ["Version", fact(s.version)], ["URL", fact(s.url)]]
     out = ["## Server", "", md_table(["Field", "Value"], rows)]
     if s.args:
         arg_rows = [[md_code(k), md_text(json.dumps(v, ensure_ascii=False))] for k, v in sorted(s.args.items())]
@@ -265,17 +256,17 @@ def _workload(record: Record) -> str:
     rows = [
         ["Prompt set", md_text(w.prompt_set)],
         ["Prompt set hash", md_code(w.prompt_set_hash) if w.prompt_set_hash else NOT_STATED],
-        ["Description", _v(w.prompt_set_description)],
-        ["Prompts", _v(w.num_prompts)],
-        ["API", _v(w.api)],
-        ["Requests per level", _v(w.requests_per_level)],
-        ["Warm-up requests", _v(w.warmup_requests)],
-        ["Planned levels", _v(", ".join(map(str, w.planned_levels)) if w.planned_levels else None)],
-        ["Concurrency range", _v(cr)],
-        ["max_tokens", _v(w.max_tokens)],
-        ["Temperature", _v(w.temperature)],
-        ["ignore_eos", _v(w.ignore_eos)],
-        ["Seed", _v(w.seed)],
+        ["Description", fact(w.prompt_set_description)],
+        ["Prompts", fact(w.num_prompts)],
+        ["API", fact(w.api)],
+        ["Requests per level", fact(w.requests_per_level)],
+        ["Warm-up requests", fact(w.warmup_requests)],
+        ["Planned levels", fact(", ".join(map(str, w.planned_levels)) if w.planned_levels else None)],
+        ["Concurrency range", fact(cr)],
+        ["max_tokens", fact(w.max_tokens)],
+        ["Temperature", fact(w.temperature)],
+        ["ignore_eos", fact(w.ignore_eos)],
+        ["Seed", fact(w.seed)],
     ]
     return "## Workload\n\n" + md_table(["Field", "Value"], rows) + "\n"
 
@@ -297,7 +288,7 @@ def _provenance(record: Record) -> str:
     p = record.provenance
     if p.kind == "measured":
         lines = [
-            f"**Measured** by {_v(p.tool)}"
+            f"**Measured** by {fact(p.tool)}"
             + (f" at {fmt_date(p.measured_at)}" if p.measured_at else "")
             + (" against a synthetic **test server**, not an engine" if p.test_server else "")
             + "."
@@ -307,7 +298,7 @@ def _provenance(record: Record) -> str:
         if p.notes:
             lines.append(md_text(p.notes))
         return admonition("info", "Provenance: measured", "\n\n".join(lines))
-    lines = [f"**Source:** {md_text(p.source)}", f"**Tool:** {_v(p.tool)}"]
+    lines = [f"**Source:** {md_text(p.source)}", f"**Tool:** {fact(p.tool)}"]
     if p.notes:
         lines.append(md_text(p.notes))
     lines.append(
@@ -337,9 +328,9 @@ def record_markdown(record: Record) -> str:
     ]
     if sp is not None and sp.algorithm:
         summary += [
-            ["Speculative steps", _v(sp.num_steps)],
-            ["Speculative topk", _v(sp.topk)],
-            ["Draft tokens", _v(sp.num_draft_tokens)],
+            ["Speculative steps", fact(sp.num_steps)],
+            ["Speculative topk", fact(sp.topk)],
+            ["Draft tokens", fact(sp.num_draft_tokens)],
             *[[md_code(k), md_text(json.dumps(v))] for k, v in sorted(sp.extra.items())],
         ]
         if sp.notes:
@@ -347,10 +338,10 @@ def record_markdown(record: Record) -> str:
     summary += [
         [
             "benchbook",
-            _v(" ".join(x for x in (bb.version, bb.commit) if x) or None)
+            fact(" ".join(x for x in (bb.version, bb.commit) if x) or None)
             + (" (uncommitted changes)" if bb.dirty else ""),
         ],
-        ["Run group", _v(record.run_group)],
+        ["Run group", fact(record.run_group)],
         ["Tags", md_text(", ".join(record.tags)) if record.tags else "none"],
     ]
     out = [

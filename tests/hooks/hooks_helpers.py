@@ -5,14 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_RECORDS = ROOT / "tests" / "fixtures" / "records"
 SHIPPED_RECORDS = ROOT / "records"
-
-Build = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def mkdocs_env(records: Path | None) -> dict[str, str]:
