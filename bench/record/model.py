@@ -204,7 +204,7 @@ class Server(_Strict):
 
 
 class Speculative(_Strict):
-    algorithm: str | None = Field(description="EAGLE3, ngram-simple, ...; None: no speculation")
+    algorithm: str | None = Field(default=None, description="EAGLE3, ngram-simple, ...; None: no speculation")
     num_steps: int | None = None
     topk: int | None = None
     num_draft_tokens: int | None = None

@@ -225,3 +225,11 @@ def test_validate_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["validate", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert str(bad) in err and "levels" in err
+
+
+def test_dump_and_reload_round_trips_none_fields() -> None:
+    from bench.record import dump_record
+
+    rec = parse_record(minimal(speculative={"algorithm": None}, draft_model={"name": None}), "mem")
+    again = parse_record(json.loads(dump_record(rec)), "mem")
+    assert again == rec and again.speculative is not None and again.speculative.algorithm is None
