@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 __all__ = [
     "SCHEMA_VERSION",
     "Benchbook",
+    "ClientLoad",
     "Environment",
     "Gpu",
     "Level",
@@ -126,10 +127,22 @@ class LevelErrors(_Strict):
     flagged: bool = Field(default=False, description="error rate above the run's threshold")
 
 
+class ClientLoad(_Strict):
+    """What the benchmark client itself spent on a level (warm-up included): compare with its measured ceiling
+    (``benchmarks/client_ceiling.py``) to tell whether the client, not the server, was the limit."""
+
+    wall_s: float = Field(ge=0)
+    cpu_s: float = Field(ge=0, description="CPU time of the client process (all threads)")
+    cpu_percent: float = Field(ge=0, description="cpu_s / wall_s x 100; 100 = one core saturated")
+    token_events: int = Field(ge=0, description="token-bearing stream chunks received")
+    token_events_per_s: float = Field(ge=0)
+
+
 class Level(_Strict):
     concurrency: int | None = Field(
         default=None,
-        ge=1, description="concurrent requests; None when the source does not state it (e.g. 'at saturation')"
+        ge=1,
+        description="concurrent requests; None when the source does not state it (e.g. 'at saturation')",
     )
     label: str | None = Field(default=None, description="e.g. 'saturation' for a level stated without its concurrency")
     requests_sent: int | None = Field(default=None, ge=0)
@@ -151,6 +164,7 @@ class Level(_Strict):
     finish_reasons: dict[str, int] = Field(default_factory=dict)
     speculative: LevelSpeculative | None = None
     errors: LevelErrors | None = None
+    client: ClientLoad | None = None
     samples: Samples | None = None
 
     @model_validator(mode="after")

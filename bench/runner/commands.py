@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import secrets
 import shlex
 import sys
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,13 @@ def register(sub: Any) -> None:
     p.add_argument("--log-dir", help="server logs (default: ~/.cache/benchbook/logs)")
     p.add_argument(
         "--set", action="append", default=[], metavar="KEY.PATH=VALUE", help="override any config value (YAML value)"
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="measure the configuration N times: N records sharing one run_group (repeats give confidence intervals)",
     )
     p.add_argument("--dry-run", action="store_true", help="print the server command and the plan, then exit")
     p.set_defaults(handler=_handle)
@@ -141,16 +150,32 @@ def _handle(args: argparse.Namespace) -> int:
     except (ConfigError, ModelFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    record = execute(cfg, engine, prompt_set, log_dir=_log_dir(args))
-    if record is None:
-        return EXIT_INTERRUPTED
-    return EXIT_OK if record.status.state == "complete" else EXIT_INCOMPLETE
+    if args.repeat < 1:
+        print(f"error: --repeat: a count >= 1, got {args.repeat}", file=sys.stderr)
+        return EXIT_USAGE
+    cfg = cfg.model_copy(update={"run_group": run_group_for(cfg, now_utc())})
+    worst = EXIT_OK
+    for _ in range(args.repeat):
+        record = execute(cfg, engine, prompt_set, log_dir=_log_dir(args))
+        if record is None:
+            return EXIT_INTERRUPTED
+        if record.status.state != "complete":
+            worst = EXIT_INCOMPLETE
+    return worst
+
+
+def run_group_for(cfg: RunConfig, started: datetime) -> str:
+    """One fresh group per invocation: the N records of ``--repeat N`` share it, later runs never do.
+
+    (A config's ``run_group`` is a prefix, so the group still says what was measured.)"""
+    base = cfg.run_group or f"{cfg.experiment}-{cfg.variant}"
+    return f"{base}-{started.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
 
 
 def _environment(cfg: RunConfig, engine: EngineBase, server_env: Mapping[str, str]) -> Environment:
     from .environment import capture_environment, redact
 
-    env = capture_environment(server_env, engine_python=cfg.binary if cfg.engine == "sglang" else None)
+    env = capture_environment(server_env, engine_python=(cfg.binary or "python3") if cfg.engine == "sglang" else None)
     set_vars = {k: redact(k, v) for k, v in cfg.server_env.items()}
     features = {**env.features, **engine.features(cfg)}
     return Environment.model_validate(

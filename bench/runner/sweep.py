@@ -12,6 +12,7 @@ Pure parts (the plan, the request specs, record updates) are separate from the I
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ from typing import Any, Protocol
 from bench import __version__
 from bench.record.model import (
     Benchbook,
+    ClientLoad,
     Environment,
     Level,
     LevelSpeculative,
@@ -328,9 +330,11 @@ async def run_sweep(
                     progress.on_result(result)
 
             await client.warm_connections(step.concurrency)
+            wall0, cpu0 = time.perf_counter(), time.process_time()
             run: LevelRun = await run_level(
                 client, specs, step.concurrency, warmup=warm, on_result=on_result, should_abort=policy
             )
+            load = client_load(run, time.perf_counter() - wall0, time.process_time() - cpu0)
             if server is not None and any(not r.ok for r in run.results) and server.is_alive():
                 await _settle(server)  # a crash shows as failed requests first, as a process exit a moment later
             reason = run.aborted or policy()
@@ -339,7 +343,7 @@ async def run_sweep(
                     progress.end_level(None)
                 return _aborted(state, f"level C={step.concurrency} stopped: {reason}", server)
             level = summarize_level(run, error_threshold=cfg.error_threshold)
-            level = _with_level_speculative(level, speculative_method)
+            level = _with_level_speculative(level, speculative_method).model_copy(update={"client": load})
             state.write(with_level(state.record, level))
             state.levels_done.append(step.concurrency)
             if progress is not None:
@@ -350,6 +354,19 @@ async def run_sweep(
         return state.record
     finally:
         await client.aclose()
+
+
+def client_load(run: LevelRun, wall_s: float, cpu_s: float) -> ClientLoad:
+    """The client's own CPU use and token-event rate over a level (warm-up included)."""
+    events = sum(len(r.chunk_times_ns) for r in (*run.warmup_results, *run.results))
+    wall = max(wall_s, 1e-9)
+    return ClientLoad(
+        wall_s=round(wall_s, 4),
+        cpu_s=round(cpu_s, 4),
+        cpu_percent=round(100.0 * cpu_s / wall, 1),
+        token_events=events,
+        token_events_per_s=round(events / wall, 1),
+    )
 
 
 async def _settle(server: _Server, timeout_s: float = 2.0, interval_s: float = 0.05) -> None:

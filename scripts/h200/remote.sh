@@ -4,6 +4,7 @@
 #
 #   scripts/h200/remote.sh setup            # .h200/s1 carried: install wheels, keep model part 1, build CUDA llama-server
 #   scripts/h200/remote.sh run CONFIG...    # .h200/s2 carried (first run): join the model; then one `bench run` per config
+#                                           # (BENCH_ARGS="--repeat 2" adds flags to each `bench run`)
 # Records are written to $OUT/records/<experiment>/ so the device tool brings them back.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -38,7 +39,8 @@ case "$cmd" in
     status=0
     for cfg in "$@"; do
       echo "== bench run $cfg"
-      python3 -m bench run "$cfg" --records-dir "$OUT/records" --set "model.path=$BB/model.gguf" \
+      # shellcheck disable=SC2086  # BENCH_ARGS: extra `bench run` flags, e.g. "--repeat 2"
+      python3 -m bench run "$cfg" --records-dir "$OUT/records" --set "model.path=$BB/model.gguf" ${BENCH_ARGS:-} \
         || { rc=$?; echo "bench run $cfg exited $rc"; status=$rc; }
     done
     ls -R "$OUT/records"

@@ -127,6 +127,25 @@ def test_sweep_matches_known_truth_and_validates(tmp_path: Path) -> None:
         assert lv.tpot_ms.p50 == pytest.approx(truth.tpot_ms, rel=0.25)
         assert lv.errors is None or not lv.errors.flagged
     assert not (ROOT / "records" / "sweep-test").exists()
+    for lv, requests, warm in zip(record.levels, (4, 4, 8), (1, 2, 4), strict=True):
+        # the client's own load is recorded: every token event of measured and warm-up requests
+        chunks_per_request = -(-OUT_TOKENS // PER_CHUNK)
+        assert lv.client is not None and lv.client.token_events == (requests + warm) * chunks_per_request
+        assert lv.client.wall_s > 0 and lv.client.cpu_percent >= 0
+
+
+def test_repeat_writes_records_sharing_a_fresh_run_group(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, levels=[1], requests_per_level=2, min_requests=1, warmup=0, run_group="grp")
+    proc = _bench(["run", str(cfg), "--repeat", "2", "--log-dir", str(tmp_path / "logs")])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = [load_record(p).record for p in sorted((tmp_path / "records").rglob("*.json"))]
+    assert len(records) == 2 and records[0].id != records[1].id
+    assert records[0].run_group == records[1].run_group
+    assert records[0].run_group is not None and records[0].run_group.startswith("grp-")
+    again = _bench(["run", str(cfg), "--log-dir", str(tmp_path / "logs")])
+    assert again.returncode == 0, again.stdout + again.stderr
+    groups = {load_record(p).record.run_group for p in (tmp_path / "records").rglob("*.json")}
+    assert len(groups) == 2  # a later invocation is not pooled with the earlier repeats
 
 
 def test_server_killed_mid_sweep_keeps_finished_levels(tmp_path: Path) -> None:
