@@ -1,8 +1,10 @@
 """MkDocs hooks: a thin adapter over ``bench.site``.
 
 * ``on_config``      watch the records folder (also when ``$BENCHBOOK_RECORDS_DIR`` points elsewhere);
-* ``on_pre_build``   load records and dead ends once per build; each bad file is a WARNING naming the
-                     file and field, so ``--strict`` fails and a plain build/serve shows an error box;
+* ``on_pre_build``   load records, dead ends, ``benchbook.yaml`` and the git provenance of every record
+                     (one ``git log``) once per build; each bad record is a WARNING naming the file and
+                     field, so ``--strict`` fails and a plain build/serve shows an error box; a bad
+                     ``benchbook.yaml`` fails the build;
 * ``on_page_markdown`` expand ``<!-- bench:... -->`` shortcodes (a bad one fails the build, naming
                      the page) and put the front-matter summary on dead-end pages;
 * ``on_post_build``  fail the build if any page loads something from outside (``bench.site.offline``);
@@ -23,6 +25,8 @@ from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
+from bench.compare import Settings, SettingsError, load_settings
+from bench.compare.settings import DEFAULT_SETTINGS_FILE
 from bench.site.data import CONFIG_KEY, SiteData, load_site, records_dir
 from bench.site.offline import check_site
 from bench.site.pages import dead_end_page
@@ -49,8 +53,16 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     return config
 
 
+def _settings(config: MkDocsConfig) -> Settings:
+    path = Path(config.config_file_path).resolve().parent / DEFAULT_SETTINGS_FILE
+    try:
+        return load_settings(path) if path.is_file() else Settings()
+    except SettingsError as exc:
+        raise PluginError(f"benchbook: {exc}") from None
+
+
 def on_pre_build(config: MkDocsConfig) -> None:
-    site = load_site(_records_dir(config), Path(config.docs_dir))
+    site = load_site(_records_dir(config), Path(config.docs_dir), settings=_settings(config), git=True)
     for err in site.errors:
         log.warning("%s", err)
     config[CONFIG_KEY] = site

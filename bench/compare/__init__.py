@@ -9,6 +9,7 @@ from __future__ import annotations
 from .compare import compare_records, context_warnings
 from .context import CONTEXT_FIELDS, context_of, fingerprint, render_context_table_markdown, role_of
 from .envdiff import FieldDiff, environment_diff
+from .interval import Interval, level_interval
 from .regress import Flag, config_key, flags, history, regression_flags
 from .render import (
     render_comparison_json,
@@ -20,6 +21,7 @@ from .render import (
     render_flags_markdown,
 )
 from .result import Comparison, ContextWarning, ExcludedLevel, LevelComparison, MetricComparison, Ratio
+from .runs import runs_of
 from .settings import RegressionThresholds, Settings, SettingsError, load_settings
 from .verdict import verdict_sentence
 
@@ -30,6 +32,7 @@ __all__ = [
     "ExcludedLevel",
     "FieldDiff",
     "Flag",
+    "Interval",
     "LevelComparison",
     "MetricComparison",
     "Ratio",
@@ -44,6 +47,7 @@ __all__ = [
     "fingerprint",
     "flags",
     "history",
+    "level_interval",
     "load_settings",
     "regression_flags",
     "render_comparison_json",
@@ -55,5 +59,6 @@ __all__ = [
     "render_diff_text",
     "render_flags_markdown",
     "role_of",
+    "runs_of",
     "verdict_sentence",
 ]

@@ -20,7 +20,6 @@ from bench.record.load import LoadResult, load_record, load_records
 from bench.record.model import Record
 
 from .compare import compare_records
-from .context import fingerprint
 from .envdiff import environment_diff
 from .render import (
     render_comparison_json,
@@ -30,6 +29,7 @@ from .render import (
     render_diff_markdown,
     render_diff_text,
 )
+from .runs import runs_of
 from .settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
 
 __all__ = ["UsageError", "register", "resolve_record"]
@@ -88,16 +88,7 @@ def _runs_of(record: Record, records: _Records) -> list[Record]:
     """The record and the other runs of its configuration (same run_group, variant and fingerprint)."""
     if record.run_group is None or not records.root.is_dir():
         return [record]
-    fp = fingerprint(record)
-    others = [
-        lr.record
-        for lr in records.loaded.records
-        if lr.record.id != record.id
-        and lr.record.run_group == record.run_group
-        and lr.record.variant == record.variant
-        and fingerprint(lr.record) == fp
-    ]
-    return [record, *others]
+    return runs_of(record, (lr.record for lr in records.loaded.records))
 
 
 def _settings(arg: str | None) -> Settings:

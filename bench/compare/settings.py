@@ -70,6 +70,15 @@ class Settings(_Strict):
     comparison: ComparisonSettings = Field(default_factory=ComparisonSettings)
     experiments: dict[str, ExperimentSettings] = Field(default_factory=dict)
     regression: RegressionThresholds = Field(default_factory=RegressionThresholds)
+    repository_url: str | None = Field(
+        default=None, description="web address of the repository; the site links commits as <url>/commit/<sha>"
+    )
+
+    @property
+    def commit_url_base(self) -> str | None:
+        """``repository_url`` without a trailing slash; None when unset or blank."""
+        url = (self.repository_url or "").strip().rstrip("/")
+        return url or None
 
     def treatment_for(self, experiment: str | None) -> tuple[str, ...]:
         if experiment is not None and experiment in self.experiments:

@@ -17,6 +17,7 @@ from .data import SiteData
 from .deadends import DeadEnd
 from .escape import html_attr, html_text, md_code, md_text
 from .fmt import NOT_STATED, fmt_metric
+from .gitinfo import GitInfo, commit_markdown
 from .paths import experiment_page, link, record_page
 from .tables import md_table
 
@@ -86,8 +87,13 @@ def _peak(record: Record, field: str) -> str:
     return fmt_metric(best)
 
 
-def records_table(records: Sequence[LoadedRecord], page: str, *, columns: str = "full") -> str:
-    """Records, newest first. ``columns``: "full" (records index), "short" (home, experiment pages)."""
+def records_table(
+    records: Sequence[LoadedRecord], page: str, *, columns: str = "full", git: GitInfo | None = None
+) -> str:
+    """Records, newest first. ``columns``: "full" (records index), "short" (home, experiment pages).
+
+    With ``git`` holding provenance, a column names the commit that added each record (or "uncommitted")."""
+    with_git = git is not None and git.available
     rows = []
     for loaded in sorted(records, key=lambda r: (r.record.created_at, r.record.id), reverse=True):
         r = loaded.record
@@ -108,10 +114,14 @@ def records_table(records: Sequence[LoadedRecord], page: str, *, columns: str = 
                 _peak(r, "output_throughput"),
                 _peak(r, "total_throughput"),
             ]
+        if with_git and git is not None:
+            base.append(commit_markdown(git.of(r.id), git.repository_url, with_author=columns == "full"))
         rows.append(base)
     header = ["Date (UTC)", "Record", "Experiment", "Variant", "Kind", "Status"]
     if columns == "full":
         header += ["Engine", "GPU", "Levels", "Peak output tok/s", "Peak total tok/s"]
+    if with_git:
+        header.append("Added in commit")
     return md_table(header, rows) if rows else "*No records yet.*"
 
 

@@ -1,16 +1,27 @@
-"""Records → :class:`~bench.site.charts.Chart`: figures against concurrency, one series per record."""
+"""Records → :class:`~bench.site.charts.Chart`: figures against concurrency, one series per record or variant.
+
+With repeats (a record and the other runs of its configuration, ``bench.compare.runs_of``), a variant's line
+is the mean over its runs and its band the bootstrap confidence interval of that mean
+(``bench.compare.level_interval``: runs, then requests within each run, when the runs hold per-request
+samples; runs alone otherwise). A variant with one run has no band.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from bench.compare import level_interval
 from bench.record.model import Level, Record
 
-from .charts import Axis, Chart, HLine, Point, Series
+from .charts import Axis, Band, Chart, HLine, Point, Series
 from .fmt import fmt_number
 from .metrics import MetricSpec
 
-__all__ = ["ChartLine", "concurrency_chart", "unplaced_text"]
+__all__ = ["BANDED_METRICS", "PERCENTILES", "ChartLine", "concurrency_chart", "percentile_chart", "unplaced_text"]
+
+# Site metrics whose headline is a figure bench.compare can put an interval on (same name there).
+BANDED_METRICS: frozenset[str] = frozenset({"per_request_tok_s", "total_throughput", "output_throughput"})
+PERCENTILES: tuple[str, ...] = ("p50", "p90", "p99")
 
 # (series name, record, figure drawn for it)
 ChartLine = tuple[str, Record, MetricSpec]
@@ -37,16 +48,64 @@ def _x_domain(records: Sequence[Record], xs: Sequence[float]) -> tuple[float, fl
     return (lo, hi) if hi > lo else (lo, lo * 2)
 
 
-def concurrency_chart(lines: Sequence[ChartLine], *, title: str, y_title: str, chart_id: str = "chart") -> Chart:
-    """Figures against concurrency (log2 axis), one series per line."""
+def _banded(
+    name: str, runs: Sequence[Record], metric: MetricSpec, confidence: float
+) -> tuple[list[Point], list[Band], bool]:
+    """Mean over runs at each level with a concurrency, and its interval; (points, band, any approximate)."""
+    by_key: dict[str, list[Level]] = {}
+    for r in runs:
+        for lv in r.levels:
+            if lv.concurrency is not None and metric.figure(lv) is not None:
+                by_key.setdefault(lv.key, []).append(lv)
+    points, band, approx = [], [], False
+    for key, levels in by_key.items():
+        x = float(levels[0].concurrency or 0)
+        iv = (
+            level_interval(metric.field, levels, confidence=confidence, label=f"{name}/{key}")
+            if len(levels) > 1
+            else None
+        )
+        figs = [f for lv in levels if (f := metric.figure(lv)) is not None]
+        approx = approx or any(a for _, a in figs)
+        if iv is not None:
+            tip = f"mean of {iv.n_runs} runs; {iv.confidence:.0%} interval {fmt_number(iv.lo)}–{fmt_number(iv.hi)}"
+            points.append(Point(x=x, y=iv.point, tooltip=tip))
+            band.append(Band(x=x, lo=iv.lo, hi=iv.hi))
+        else:
+            mean = sum(v for v, _ in figs) / len(figs)
+            tip = f"mean of {len(figs)} runs, no interval" if len(figs) > 1 else ""
+            points.append(Point(x=x, y=mean, approximate=any(a for _, a in figs), tooltip=tip))
+    return points, band, approx
+
+
+def concurrency_chart(
+    lines: Sequence[ChartLine],
+    *,
+    title: str,
+    y_title: str,
+    chart_id: str = "chart",
+    repeats: Mapping[str, Sequence[Record]] | None = None,
+    confidence: float = 0.95,
+) -> Chart:
+    """Figures against concurrency (log2 axis), one series per line.
+
+    ``repeats``: series name → every run of that line's configuration (the line's record included). With two
+    or more runs and a metric in ``BANDED_METRICS``, the line is the mean over runs with a confidence band.
+    """
     out: list[Series] = []
     hlines: list[HLine] = []
-    any_approx = False
+    any_approx = any_band = False
     for name, record, metric in lines:
+        runs = list((repeats or {}).get(name, ())) or [record]
         points: list[Point] = []
+        band: list[Band] = []
+        if len(runs) > 1 and metric.key in BANDED_METRICS and metric.stat is None:
+            points, band, approx = _banded(name, runs, metric, confidence)
+            any_approx = any_approx or approx
+            any_band = any_band or bool(band)
         for level in record.levels:
             fig = metric.figure(level)
-            if fig is None:
+            if fig is None or (level.concurrency is not None and (points or band)):
                 continue
             value, approx = fig
             any_approx = any_approx or approx
@@ -57,9 +116,11 @@ def concurrency_chart(lines: Sequence[ChartLine], *, title: str, y_title: str, c
                 hlines.append(HLine(y=value, text=f"{unplaced_text(level)} ({shown} {metric.unit})", series=name))
             else:
                 points.append(Point(x=float(level.concurrency), y=value, approximate=approx, tooltip=tip))
-        out.append(Series(name=name, points=tuple(points)))
+        out.append(Series(name=name, points=tuple(points), band=tuple(band)))
     xs = [p.x for s in out for p in s.points]
     notes = []
+    if any_band:
+        notes.append(f"shaded: {confidence:.0%} bootstrap interval of the mean over repeated runs")
     if any_approx:
         notes.append("hollow marker / ≈: approximate figure")
     if hlines:
@@ -72,4 +133,46 @@ def concurrency_chart(lines: Sequence[ChartLine], *, title: str, y_title: str, c
         hlines=tuple(hlines),
         note="; ".join(notes),
         id=chart_id,
+    )
+
+
+def percentile_chart(
+    records: Sequence[tuple[str, Record]], field: str, *, title: str, y_title: str, chart_id: str = "chart"
+) -> Chart:
+    """p50/p90/p99 of a latency (``ttft_ms``, ``tpot_ms``) against concurrency: one colour per variant,
+    one dash and marker per percentile."""
+    out: list[Series] = []
+    hlines: list[HLine] = []
+    for name, record in records:
+        for k, stat in enumerate(PERCENTILES):
+            points: list[Point] = []
+            label = f"{name} {stat}"
+            for level in record.levels:
+                m = getattr(level, field)
+                v = getattr(m, stat, None) if m is not None else None
+                if v is None:
+                    continue
+                prefix = "≈" if m.approximate else ""
+                if level.concurrency is None:
+                    hlines.append(
+                        HLine(y=float(v), text=f"{unplaced_text(level)} ({prefix}{fmt_number(v)} ms)", series=label)
+                    )
+                else:
+                    tip = f"n={m.n}" if m.n is not None else ""
+                    points.append(Point(x=float(level.concurrency), y=float(v), approximate=m.approximate, tooltip=tip))
+            if points or any(h.series == label for h in hlines):
+                out.append(Series(name=label, points=tuple(points), group=name, style=k))
+    xs = [p.x for s in out for p in s.points]
+    notes = ["colour: variant; solid / dashed / dotted: p50 / p90 / p99"]
+    if any(p.approximate for s in out for p in s.points):
+        notes.append("hollow marker: approximate figure")
+    return Chart(
+        title=title,
+        x=Axis("Concurrency", scale="log2", domain=_x_domain([r for _, r in records], xs)),
+        y=Axis(y_title),
+        series=tuple(out),
+        hlines=tuple(hlines),
+        note="; ".join(notes),
+        id=chart_id,
+        value_labels=False if len(xs) > 12 else None,
     )

@@ -1,4 +1,4 @@
-"""Static, self-contained SVG line charts: no JavaScript, readable without hovering.
+"""Static, self-contained SVG line charts: no JavaScript needed, readable without hovering.
 
 A chart is described by data (:class:`Chart`: axes, series of points, horizontal reference lines)
 and drawn by :func:`render_svg`. Nothing here knows about records: :mod:`bench.site.chartdata`
@@ -9,6 +9,13 @@ Every point carries a ``<title>`` tooltip *and* (when there is room) a visible v
 x axis may be log2 (concurrency); a figure that has no x (e.g. "at saturation, concurrency not
 stated") is a :class:`HLine`, drawn dashed across the plot and labelled, never placed at an
 invented x.
+
+A series may carry a confidence band (:class:`Band`, drawn as a shaded area behind its line), series may
+share a colour (``group``: one colour per variant, dash per percentile), points may be joined in the order
+given rather than by x (``Chart.connect``, for trade-off curves whose x is not concurrency), and marked
+points (``Point.marked``) get a ring, with ``Chart.front`` drawn as a dashed grey line (a Pareto front).
+Each legend entry and the elements of its series share a ``data-series`` attribute, so a page script may
+toggle a series (``docs/assets/js/bench-charts.js``); without the script nothing is hidden.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from typing import Literal
 from .escape import html_attr, html_text
 from .fmt import fmt_number
 
-__all__ = ["PALETTE", "Axis", "Chart", "HLine", "Point", "Series", "render_svg"]
+__all__ = ["PALETTE", "Axis", "Band", "Chart", "HLine", "Point", "Series", "render_svg"]
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
@@ -40,6 +47,16 @@ class Point:
     label: str = ""  # shown as the value label; defaults to the y figure
     tooltip: str = ""  # extra text for the <title>
     approximate: bool = False
+    marked: bool = False  # drawn with a ring (e.g. on the Pareto front)
+
+
+@dataclass(frozen=True)
+class Band:
+    """A confidence interval at one x: the band of a series joins these, shaded."""
+
+    x: float
+    lo: float
+    hi: float
 
 
 @dataclass(frozen=True)
@@ -55,6 +72,9 @@ class HLine:
 class Series:
     name: str
     points: tuple[Point, ...] = ()
+    band: tuple[Band, ...] = ()
+    group: str | None = None  # series of one group share a colour (default: each series its own)
+    style: int | None = None  # dash and marker index (default: the series' position)
 
 
 @dataclass(frozen=True)
@@ -75,6 +95,8 @@ class Chart:
     note: str = ""  # a line under the plot (e.g. what the figures rest on)
     value_labels: bool | None = None  # None: only when there is room
     id: str = field(default="chart")
+    connect: Literal["x", "order"] = "x"  # join a series' points by x, or in the order given
+    front: tuple[tuple[float, float], ...] = ()  # a dashed grey line through these (x, y), e.g. a Pareto front
 
     @property
     def empty(self) -> bool:
@@ -174,28 +196,58 @@ def _marker(shape: str, x: float, y: float, color: str, hollow: bool) -> str:
     return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" {common}/>'
 
 
+def _legend_rows(names: Sequence[str], x0: float, x1: float) -> list[list[tuple[str, float]]]:
+    """Legend entries laid out left to right, wrapping onto a new row when one would pass ``x1``."""
+    rows: list[list[tuple[str, float]]] = [[]]
+    lx = x0
+    for name in names:
+        width = 24 + 7 * len(name) + 18
+        if rows[-1] and lx + width - 18 > x1:
+            rows.append([])
+            lx = x0
+        rows[-1].append((name, lx))
+        lx += width
+    return rows
+
+
+def _dash_attr(k: int) -> str:
+    dash = DASHES[k % len(DASHES)]
+    return f' stroke-dasharray="{dash}"' if dash else ""
+
+
 def render_svg(chart: Chart) -> str:
     """The chart as one ``<svg>`` element (no blank lines, so it can sit in Markdown as raw HTML)."""
     series = chart.series
-    xs = [p.x for s in series for p in s.points]
-    ys = [p.y for s in series for p in s.points] + [h.y for h in chart.hlines]
+    x0, x1 = MARGIN_L, WIDTH - MARGIN_R
+    shown = [s for s in series if s.points or s.band or any(h.series == s.name for h in chart.hlines)]
+    legend = _legend_rows([s.name for s in shown], x0, x1) if shown else []
+    extra = 16 * max(len(legend) - 1, 0)  # each further legend row pushes the plot down
+    height = HEIGHT + extra
+    y0, y1 = height - MARGIN_B, MARGIN_T + extra
+
+    xs = [p.x for s in series for p in s.points] + [b.x for s in series for b in s.band]
+    ys = (
+        [p.y for s in series for p in s.points]
+        + [h.y for h in chart.hlines]
+        + [v for s in series for b in s.band for v in (b.lo, b.hi)]
+    )
     pad = X_PAD if chart.x.scale == "log2" else 0
-    sx = _scale(chart.x, xs, MARGIN_L + pad, WIDTH - MARGIN_R - pad)
-    sy = _scale(chart.y, ys, HEIGHT - MARGIN_B, MARGIN_T)
-    colors = {s.name: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
-    styles = {s.name: i for i, s in enumerate(series)}
-    n_points = len(xs)
+    sx = _scale(chart.x, xs, x0 + pad, x1 - pad)
+    sy = _scale(chart.y, ys, y0, y1)
+    groups = list(dict.fromkeys(s.group or s.name for s in series))
+    colors = {s.name: PALETTE[groups.index(s.group or s.name) % len(PALETTE)] for s in series}
+    styles = {s.name: (s.style if s.style is not None else i) for i, s in enumerate(series)}
+    n_points = sum(len(s.points) for s in series)
     labels_on = chart.value_labels if chart.value_labels is not None else n_points <= 24
 
     out: list[str] = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart" viewBox="0 0 {WIDTH} {height}" '
         f'role="img" aria-labelledby="{html_attr(chart.id)}-title" font-family="sans-serif" font-size="12">',
         f'<title id="{html_attr(chart.id)}-title">{html_text(chart.title)}</title>',
         f'<text x="{WIDTH / 2:.0f}" y="20" text-anchor="middle" font-size="14" font-weight="bold">'
         f"{html_text(chart.title)}</text>",
     ]
     # grid and ticks
-    x0, x1, y0, y1 = MARGIN_L, WIDTH - MARGIN_R, HEIGHT - MARGIN_B, MARGIN_T
     out.append('<g class="axes" stroke="#999" stroke-width="1">')
     out.append(f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}"/>')
     out.append("</g>")
@@ -210,18 +262,44 @@ def render_svg(chart: Chart) -> str:
         out.append(f'<text x="{x0 - 6}" y="{py + 4:.1f}" text-anchor="end">{_tick_label(t)}</text>')
     out.append("</g>")
     x_title = chart.x.title + (" (log₂ scale)" if chart.x.scale == "log2" else "")
-    out.append(f'<text x="{(x0 + x1) / 2:.0f}" y="{HEIGHT - 18}" text-anchor="middle">{html_text(x_title)}</text>')
+    out.append(f'<text x="{(x0 + x1) / 2:.0f}" y="{height - 18}" text-anchor="middle">{html_text(x_title)}</text>')
     out.append(
         f'<text transform="translate(16,{(y0 + y1) / 2:.0f}) rotate(-90)" text-anchor="middle">'
         f"{html_text(chart.y.title)}</text>"
     )
+
+    # confidence bands, behind everything drawn for the series
+    for s in series:
+        if len(s.band) < 1:
+            continue
+        band = sorted(s.band, key=lambda b: b.x)
+        color = colors[s.name]
+        tip = f"{s.name}: confidence band ({len(band)} level(s))"
+        out.append(f'<g class="band" data-series="{html_attr(s.name)}"><title>{html_text(tip)}</title>')
+        if len(band) == 1:  # one level: an error bar
+            b = band[0]
+            px = sx(b.x)
+            out.append(
+                f'<line x1="{px:.1f}" y1="{sy(b.lo):.1f}" x2="{px:.1f}" y2="{sy(b.hi):.1f}" stroke="{color}" '
+                'stroke-width="8" stroke-opacity="0.25"/>'
+            )
+        else:
+            upper = [f"{sx(b.x):.1f},{sy(b.hi):.1f}" for b in band]
+            lower = [f"{sx(b.x):.1f},{sy(b.lo):.1f}" for b in reversed(band)]
+            out.append(
+                f'<polygon points="{" ".join(upper + lower)}" fill="{color}" fill-opacity="0.18" stroke="none"/>'
+            )
+        out.append("</g>")
 
     # reference lines for figures without an x
     for i, h in enumerate(chart.hlines):
         color = colors.get(h.series, "#555")
         py = sy(h.y)
         ty = py - 5 if i % 2 == 0 else py + 14
-        out.append(f'<g class="hline"><title>{html_text(h.series)}: {html_text(h.text)}</title>')
+        out.append(
+            f'<g class="hline" data-series="{html_attr(h.series)}">'
+            f"<title>{html_text(h.series)}: {html_text(h.text)}</title>"
+        )
         out.append(
             f'<line x1="{x0}" y1="{py:.1f}" x2="{x1}" y2="{py:.1f}" stroke="{color}" stroke-width="2" '
             'stroke-dasharray="8 4"/>'
@@ -231,18 +309,24 @@ def render_svg(chart: Chart) -> str:
             f"{html_text(h.series)}: {html_text(h.text)}</text></g>"
         )
 
+    # a front (e.g. Pareto) through the marked points
+    if len(chart.front) > 1:
+        path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in chart.front)
+        out.append(
+            f'<polyline class="front" points="{path}" fill="none" stroke="#555" stroke-width="1.5" '
+            'stroke-dasharray="3 3"/>'
+        )
+
     # series
     for s in series:
         if not s.points:
             continue
         color, k = colors[s.name], styles[s.name]
-        pts = sorted(s.points, key=lambda p: p.x)
+        pts = sorted(s.points, key=lambda p: p.x) if chart.connect == "x" else list(s.points)
         out.append(f'<g class="series" data-series="{html_attr(s.name)}">')
         if len(pts) > 1:
             path = " ".join(f"{sx(p.x):.1f},{sy(p.y):.1f}" for p in pts)
-            dash = DASHES[k % len(DASHES)]
-            dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-            out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"{dash_attr}/>')
+            out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"{_dash_attr(k)}/>')
         for p in pts:
             px, py = sx(p.x), sy(p.y)
             value = p.label or (("≈" if p.approximate else "") + fmt_number(p.y))
@@ -250,29 +334,33 @@ def render_svg(chart: Chart) -> str:
             if p.tooltip:
                 tip += f" ({p.tooltip})"
             out.append(f"<g><title>{html_text(tip)}</title>")
+            if p.marked:
+                out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="8" fill="none" stroke="#333" stroke-width="1.5"/>')
             out.append(_marker(MARKERS[k % len(MARKERS)], px, py, color, p.approximate))
             if labels_on:
                 out.append(
-                    f'<text x="{px:.1f}" y="{py - 8:.1f}" text-anchor="middle" fill="{color}">{html_text(value)}</text>'
+                    f'<text x="{px:.1f}" y="{py - 9:.1f}" text-anchor="middle" fill="{color}">{html_text(value)}</text>'
                 )
             out.append("</g>")
         out.append("</g>")
 
-    # legend: one row under the title, outside the plot
-    shown = [s for s in series if s.points or any(h.series == s.name for h in chart.hlines)]
-    if shown:
+    # legend: rows under the title, outside the plot
+    if legend:
         out.append('<g class="legend">')
-        lx = float(x0)
-        for s in shown:
-            color, k = colors[s.name], styles[s.name]
-            dash = DASHES[k % len(DASHES)]
-            dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-            out.append(
-                f'<line x1="{lx:.0f}" y1="36" x2="{lx + 18:.0f}" y2="36" stroke="{color}" stroke-width="2"{dash_attr}/>'
-            )
-            out.append(_marker(MARKERS[k % len(MARKERS)], lx + 9, 36, color, False))
-            out.append(f'<text x="{lx + 24:.0f}" y="40">{html_text(s.name)}</text>')
-            lx += 24 + 7 * len(s.name) + 18
+        by_name = {s.name: s for s in shown}
+        for r, row in enumerate(legend):
+            ly = 36 + 16 * r
+            for name, lx in row:
+                s = by_name[name]
+                color, k = colors[name], styles[name]
+                out.append(f'<g class="legend-item" data-series="{html_attr(name)}">')
+                out.append(
+                    f'<line x1="{lx:.0f}" y1="{ly}" x2="{lx + 18:.0f}" y2="{ly}" stroke="{color}" '
+                    f'stroke-width="2"{_dash_attr(k)}/>'
+                )
+                out.append(_marker(MARKERS[k % len(MARKERS)], lx + 9, ly, color, False))
+                out.append(f'<text x="{lx + 24:.0f}" y="{ly + 4}">{html_text(s.name)}</text>')
+                out.append("</g>")
         out.append("</g>")
     if chart.empty:
         out.append(
@@ -280,6 +368,6 @@ def render_svg(chart: Chart) -> str:
             "no figures for this chart</text>"
         )
     if chart.note:
-        out.append(f'<text x="{x0}" y="{HEIGHT - 2}" font-size="11" fill="#555">{html_text(chart.note)}</text>')
+        out.append(f'<text x="{x0}" y="{height - 2}" font-size="11" fill="#555">{html_text(chart.note)}</text>')
     out.append("</svg>")
     return "\n".join(out)

@@ -7,6 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench.compare import Settings, SettingsError, load_settings
+from bench.compare.settings import DEFAULT_SETTINGS_FILE
+
 from .data import RECORDS_ENV, load_site, records_dir
 from .offline import check_site
 from .render import write_pages
@@ -17,7 +20,13 @@ __all__ = ["register"]
 def _render(args: argparse.Namespace) -> int:
     records = Path(args.records) if args.records else records_dir(Path("records"))
     docs = Path(args.docs) if args.docs else None
-    site = load_site(records, docs)
+    settings_file = Path(args.settings) if args.settings else Path(DEFAULT_SETTINGS_FILE)
+    try:
+        settings = load_settings(settings_file) if settings_file.is_file() or args.settings else Settings()
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    site = load_site(records, docs, settings=settings, git=True)
     for err in site.errors:
         print(f"error: {err}", file=sys.stderr)
     written = write_pages(site, Path(args.out_dir), docs_dir=docs)
@@ -49,6 +58,7 @@ def register(sub: Any) -> None:
         "--docs",
         help="docs folder: also write its hand-written pages with shortcodes expanded, and read its dead ends",
     )
+    r.add_argument("--settings", help=f"comparison settings (default: ./{DEFAULT_SETTINGS_FILE} if present)")
     r.set_defaults(handler=_render)
     c = sub.add_parser("check-offline", help="fail if a built site loads anything from outside")
     c.add_argument("site_dir", metavar="SITE_DIR")

@@ -1,18 +1,22 @@
-"""Everything the site is made from, loaded once per build: records, load errors, dead ends."""
+"""Everything the site is made from, loaded once per build: records, load errors, dead ends, the comparison
+settings (``benchbook.yaml``) and git provenance (:mod:`bench.site.gitinfo`); plus lookups derived from them
+(fingerprints, configurations and their regression flags, repeats), each computed once per build."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from bench.compare import Comparison, Flag, Settings, fingerprint, flags, history, runs_of
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord, load_records
 from bench.record.model import Record
 
 from .deadends import DeadEnd, DeadEndError, parse_dead_end
+from .gitinfo import GitInfo, load_git_info
 
 __all__ = ["CONFIG_KEY", "RECORDS_ENV", "SiteData", "load_site", "records_dir"]
 
@@ -20,6 +24,8 @@ RECORDS_ENV = "BENCHBOOK_RECORDS_DIR"
 # Where a generator adapter keeps the SiteData of the current build (hooks/: in the MkDocs config).
 CONFIG_KEY = "benchbook_site"
 DEAD_ENDS_DIR = "dead-ends"
+# The variant an experiment's other variants are compared with when benchbook.yaml does not name one.
+DEFAULT_BASELINE = "baseline"
 
 
 def records_dir(default: Path) -> Path:
@@ -33,6 +39,8 @@ class SiteData:
     records: Sequence[LoadedRecord] = ()
     errors: Sequence[RecordError | DeadEndError] = ()
     dead_ends: Sequence[DeadEnd] = ()
+    settings: Settings = field(default_factory=Settings)
+    git: GitInfo = field(default_factory=GitInfo)
 
     @cached_property
     def by_id(self) -> dict[str, LoadedRecord]:
@@ -52,6 +60,54 @@ class SiteData:
         for r in self.experiments.get(experiment, []):
             latest[r.record.variant] = r.record  # records are sorted oldest first
         return [latest[v] for v in sorted(latest)]
+
+    def baseline_variant(self, experiment: str) -> str | None:
+        """The variant the others are compared with: benchbook.yaml's, else one named ``baseline``, else None."""
+        variants = {r.record.variant for r in self.experiments.get(experiment, [])}
+        declared = self.settings.experiments.get(experiment)
+        if declared is not None and declared.baseline in variants:
+            return declared.baseline
+        return DEFAULT_BASELINE if DEFAULT_BASELINE in variants else None
+
+    @cached_property
+    def fingerprints(self) -> dict[str, str]:
+        """Record id → its fingerprint (``bench.compare.fingerprint``), computed once."""
+        return {r.record.id: fingerprint(r.record) for r in self.records}
+
+    def fingerprint_of(self, record: Record) -> str:
+        return self.fingerprints.get(record.id) or fingerprint(record)
+
+    def runs(self, record: Record) -> list[Record]:
+        """The record and its repeats in its experiment (same run_group, variant, fingerprint)."""
+        pool = (r.record for r in self.experiments.get(record.experiment, []))
+        return runs_of(record, pool, fingerprint_of=self.fingerprint_of)
+
+    @cached_property
+    def configurations(self) -> dict[str, list[Record]]:
+        """``variant@fingerprint`` → its records in time order (``bench.compare.history``)."""
+        return history(r.record for r in self.records)
+
+    @cached_property
+    def configuration_of(self) -> dict[str, str]:
+        """Record id → its configuration key."""
+        return {r.id: key for key, recs in self.configurations.items() for r in recs}
+
+    @cached_property
+    def configuration_flags(self) -> dict[str, list[Flag]]:
+        """Configuration key → its regression/improvement flags, thresholds from the settings."""
+        return {key: flags(recs, self.settings.regression) for key, recs in self.configurations.items()}
+
+    @cached_property
+    def comparisons(self) -> dict[tuple[str, str], Comparison]:
+        """Memo of (baseline id, candidate id) → comparison, filled by ``bench.site.compare`` during one build."""
+        return {}
+
+    def previous_in_configuration(self, record: Record) -> Record | None:
+        """The record of the same configuration measured just before this one (None for the first)."""
+        recs = self.configurations.get(self.configuration_of.get(record.id, ""), [])
+        ids = [r.id for r in recs]
+        i = ids.index(record.id) if record.id in ids else 0
+        return recs[i - 1] if i > 0 else None
 
     def dead_ends_of(self, experiment: str) -> list[DeadEnd]:
         return [d for d in self.dead_ends if d.meta.experiment == experiment]
@@ -80,8 +136,30 @@ def load_dead_ends(docs_dir: Path) -> tuple[list[DeadEnd], list[DeadEndError]]:
     return found, errors
 
 
-def load_site(records: Path, docs_dir: Path | None = None) -> SiteData:
-    """Load records (bad files become errors, good ones still load) and, with a docs folder, dead ends."""
+def load_site(
+    records: Path,
+    docs_dir: Path | None = None,
+    *,
+    settings: Settings | None = None,
+    git: bool = False,
+) -> SiteData:
+    """Load records (bad files become errors, good ones still load) and, with a docs folder, dead ends.
+
+    ``settings``: the parsed benchbook.yaml (default: the built-in defaults). ``git``: also read, in one pass,
+    which commit added each record (empty outside a git repository).
+    """
     result = load_records(records)
     dead_ends, de_errors = load_dead_ends(docs_dir) if docs_dir is not None else ([], [])
-    return SiteData(records=tuple(result.records), errors=(*result.errors, *de_errors), dead_ends=tuple(dead_ends))
+    settings = settings or Settings()
+    info = (
+        load_git_info(result.records, records, settings.commit_url_base)
+        if git
+        else GitInfo(repository_url=settings.commit_url_base)
+    )
+    return SiteData(
+        records=tuple(result.records),
+        errors=(*result.errors, *de_errors),
+        dead_ends=tuple(dead_ends),
+        settings=settings,
+        git=info,
+    )

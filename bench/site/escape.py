@@ -14,7 +14,7 @@ import html
 import json
 import re
 
-__all__ = ["front_matter_title", "html_attr", "html_text", "md_code", "md_code_block", "md_text"]
+__all__ = ["front_matter_title", "html_attr", "html_text", "md_code", "md_code_block", "md_inline", "md_text"]
 
 # Characters Python-Markdown (with the tables and attr_list extensions) treats specially when
 # unescaped; all of them accept a backslash escape.
@@ -40,6 +40,19 @@ def md_text(text: object) -> str:
     # '=' would underline the line above into a heading: such '=' become entities.
     escaped = html.escape(_MD_SPECIAL.sub(r"\\\1", flat), quote=False)
     return escaped.replace("=", "&#61;") if _ONLY_EQ.match(flat) else escaped
+
+
+_MD_INLINE_SPECIAL = re.compile(r"([\\`*_{}\[\]|])")
+_BLOCK_START = re.compile(r"^(\d*)([#+=.)-])")
+
+
+def md_inline(text: object) -> str:
+    """Like :func:`md_text` for sentences that keep their punctuation readable in the Markdown source
+    (``2.2×``, ``C=1–C=8``): HTML is neutralised, emphasis, code, link and table characters are escaped,
+    and a line start that Markdown would read as a heading, quote or list is escaped."""
+    flat = _WS.sub(" ", str(text)).strip()
+    escaped = html.escape(_MD_INLINE_SPECIAL.sub(r"\\\1", flat), quote=False)
+    return _BLOCK_START.sub(r"\1\\\2", escaped, count=1)
 
 
 def md_code(text: object) -> str:

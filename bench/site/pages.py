@@ -8,31 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .blocks import (
-    chart_figure,
-    dead_end_summary,
-    dead_ends_list,
-    environment_table,
-    errors_box,
-    experiment_link,
-    records_table,
-)
-from .chartdata import concurrency_chart
+from .blocks import dead_end_summary, errors_box, experiment_link, records_table
 from .data import SiteData
 from .deadends import DeadEnd, DeadEndError
 from .escape import md_text
-from .metrics import CHART_METRICS, metric_spec
+from .experiment_page import experiment_charts, experiment_markdown
+from .gitinfo import last_changed_line
+from .history import history_index, history_markdown
 from .paths import (
     DEAD_ENDS_INDEX,
     EXPERIMENTS_INDEX,
+    HISTORY_INDEX,
     RECORDS_INDEX,
     experiment_page,
+    history_page,
     link,
     record_csv,
     record_json,
     record_page,
 )
-from .record_page import levels_csv, record_markdown
+from .record_extras import site_record_markdown
+from .record_page import levels_csv
 from .tables import md_table
 
 __all__ = [
@@ -58,65 +54,14 @@ def records_index(site: SiteData) -> str:
         f"{n} record(s) in {len(site.experiments)} experiment(s). Click a column header to sort; "
         "the filters above the table narrow it by experiment, variant, engine or GPU.",
         "",
+        last_changed_line(site.git, [r.record.id for r in site.records]),
         f'<div class="bench-records" data-filters="{FILTER_COLUMNS}" markdown>',
         "",
-        records_table(site.records, page, columns="full"),
+        records_table(site.records, page, columns="full", git=site.git),
         "",
         "</div>",
         "",
     ]
-    return "\n".join(parts)
-
-
-def experiment_charts(site: SiteData, experiment: str, metric_key: str, *, chart_id: str | None = None) -> str:
-    """One metric against concurrency, the latest record of every variant overlaid."""
-    spec = metric_spec(metric_key)
-    records = site.latest_per_variant(experiment)
-    lines = [(r.variant, r, spec) for r in records]
-    chart = concurrency_chart(
-        lines,
-        title=f"{spec.label} vs concurrency — {experiment}",
-        y_title=spec.title,
-        chart_id=chart_id or f"chart-{experiment}-{metric_key}",
-    )
-    if chart.empty:
-        what = md_text(spec.label.lower())
-        return f"*No record of experiment {md_text(experiment)} states {what}, so there is no chart.*\n"
-    variants = ", ".join(r.variant for r in records)
-    return chart_figure(chart, f"{spec.label} against concurrency, latest record of each variant ({variants}).")
-
-
-def experiment_markdown(site: SiteData, experiment: str) -> str:
-    page = experiment_page(experiment)
-    loaded = site.experiments.get(experiment, [])
-    latest = site.latest_per_variant(experiment)
-    variants = ", ".join(r.variant for r in latest)
-    parts = [
-        f"# Experiment: {md_text(experiment)}",
-        "",
-        f"{len(loaded)} record(s); variants: {md_text(variants) or 'none'}.",
-        "",
-        "## Records",
-        "",
-        records_table(loaded, page, columns="short"),
-        "",
-    ]
-    charts = [
-        experiment_charts(site, experiment, key)
-        for key in CHART_METRICS
-        if any(metric_spec(key).figure(lv) is not None for r in latest for lv in r.levels)
-    ]
-    if charts:
-        parts += [
-            "## Charts",
-            "",
-            "Every variant is overlaid (its latest record); older records have their own pages.",
-            "",
-            *charts,
-        ]
-    if latest:
-        parts += ["## Environment", "", environment_table(latest, page), ""]
-    parts += ["## Dead ends", "", dead_ends_list(site.dead_ends_of(experiment), page), ""]
     return "\n".join(parts)
 
 
@@ -165,11 +110,14 @@ def site_pages(site: SiteData) -> Iterator[tuple[str, str]]:
     yield RECORDS_INDEX, records_index(site)
     yield EXPERIMENTS_INDEX, experiments_index(site)
     yield DEAD_ENDS_INDEX, dead_ends_index(site)
+    yield HISTORY_INDEX, history_index(site)
     for exp in site.all_experiments:
         yield experiment_page(exp), experiment_markdown(site, exp)
+    for key in site.configurations:
+        yield history_page(key), history_markdown(site, key)
     for loaded in site.records:
         r = loaded.record
-        yield record_page(r), record_markdown(r)
+        yield record_page(r), site_record_markdown(site, r)
         yield record_json(r), loaded.raw
         yield record_csv(r), levels_csv(r)
 

@@ -13,9 +13,11 @@ from bench.record.model import Record
 __all__ = [
     "DEAD_ENDS_INDEX",
     "EXPERIMENTS_INDEX",
+    "HISTORY_INDEX",
     "RECORDS_INDEX",
     "RECORD_ID_PATTERN",
     "experiment_page",
+    "history_page",
     "link",
     "record_csv",
     "record_json",
@@ -27,6 +29,7 @@ RECORDS_INDEX = "records/index.md"
 RECORD_ID_PATTERN = r"^[0-9]{8}T[0-9]{6}Z-[a-z0-9][a-z0-9._-]*-[0-9a-f]{7,12}$"
 EXPERIMENTS_INDEX = "experiments/index.md"
 DEAD_ENDS_INDEX = "dead-ends/index.md"
+HISTORY_INDEX = "history/index.md"
 
 
 def record_page(record: Record) -> str:
@@ -43,6 +46,12 @@ def record_csv(record: Record) -> str:
 
 def experiment_page(experiment: str) -> str:
     return f"experiments/{experiment}.md"
+
+
+def history_page(configuration: str) -> str:
+    """The history page of a configuration key ``variant@fingerprint`` (``bench.compare.config_key``)."""
+    variant, _, fp = configuration.rpartition("@")
+    return f"history/{variant}-{fp}.md"
 
 
 def link(from_page: str, to: str) -> str:

@@ -5,18 +5,19 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from bench.record.model import Level, Metric, ModelRef, Record
 
 from .blocks import admonition, chart_figure, environment_rows, experiment_link, fact
-from .chartdata import ChartLine, concurrency_chart
+from .chartdata import ChartLine, concurrency_chart, percentile_chart
 from .escape import front_matter_title, md_code, md_code_block, md_text
 from .fmt import NOT_STATED, fmt_date, fmt_metric, fmt_number, fmt_stat
 from .levels import level_name, sorted_levels
 from .metrics import metric_spec
 from .paths import link, record_csv, record_json, record_page
 from .tables import md_table
+from .tradeoff import per_gpu, tradeoff_chart
 
 __all__ = ["levels_csv", "record_markdown"]
 
@@ -212,6 +213,22 @@ def _charts(record: Record) -> str:
         if lines:
             chart = concurrency_chart(lines, title=title, y_title=y_title, chart_id=f"chart-{key}")
             parts.append(chart_figure(chart))
+    unit = "per GPU" if per_gpu([record]) else "per server"
+    tradeoff = tradeoff_chart(
+        [(record.variant, record)], title=f"Throughput {unit} vs per-request speed", chart_id="chart-tradeoff"
+    )
+    if not tradeoff.empty:
+        parts.append(chart_figure(tradeoff, "Points labelled by concurrency; ringed points form the Pareto front."))
+    for field, label in (("ttft_ms", "TTFT"), ("tpot_ms", "TPOT")):
+        chart = percentile_chart(
+            [(record.variant, record)],
+            field,
+            title=f"{label} p50 / p90 / p99 vs concurrency",
+            y_title=f"{label} (ms)",
+            chart_id=f"chart-{field}",
+        )
+        if not chart.empty:
+            parts.append(chart_figure(chart))
     return ("## Charts\n\n" + "\n".join(parts)) if parts else ""
 
 
@@ -308,8 +325,18 @@ def _provenance(record: Record) -> str:
     return admonition("quote", f"Provenance: {p.kind} — cite the source, not this page", "\n\n".join(lines))
 
 
-def record_markdown(record: Record) -> str:
-    """The whole record page (Markdown)."""
+def record_markdown(
+    record: Record,
+    *,
+    summary_rows: Sequence[list[str]] = (),
+    note: str = "",
+    sections: Sequence[str] = (),
+) -> str:
+    """The whole record page (Markdown).
+
+    What depends on the other records and on git (``bench.site.record_extras``) comes in as Markdown:
+    ``summary_rows`` extend the summary table, ``note`` goes under the downloads line, ``sections`` at the end.
+    """
     page = record_page(record)
     levels = sorted_levels(record.levels)
     sp = record.speculative
@@ -343,6 +370,7 @@ def record_markdown(record: Record) -> str:
         ],
         ["Run group", fact(record.run_group)],
         ["Tags", md_text(", ".join(record.tags)) if record.tags else "none"],
+        *summary_rows,
     ]
     out = [
         front_matter_title(record.title or record.id) + f"# {md_text(record.title or record.id)}",
@@ -356,6 +384,7 @@ def record_markdown(record: Record) -> str:
         f"Downloads: [raw JSON record]({link(page, record_json(record))}) · "
         f"[levels as CSV]({link(page, record_csv(record))})",
         "",
+        note,
         "## Summary",
         "",
         md_table(["Field", "Value"], summary),
@@ -375,6 +404,7 @@ def record_markdown(record: Record) -> str:
         "",
         _server(record),
         _workload(record),
+        *sections,
     ]
     return "\n".join(part for part in out if part is not None).rstrip() + "\n"
 

@@ -5,16 +5,30 @@ missing argument, or a malformed value raises :class:`ShortcodeError` naming the
 fails loudly. Shortcodes inside fenced code blocks or inline code are left alone (so pages can show
 the syntax); one anywhere else that does not stand alone on its line is an error too.
 
-Values are bare words or double-quoted strings. Shortcodes:
+Values are bare words or double-quoted strings. ``V`` below is a variant (its latest record, with its
+repeated runs) or a record id; ``baseline`` defaults to the experiment's baseline variant (``benchbook.yaml``,
+else the variant named ``baseline``). Shortcodes:
 
 ``latest n=10``                      the newest records
 ``record-errors``                    the box listing records/dead ends that failed to load (empty if none)
 ``records experiment=E``             an experiment's records
-``compare experiment=E baseline=V candidate=V [metrics=a,b]``
-                                     candidate vs baseline by level (V: a variant, its latest record, or a record id)
-``chart experiment=E metric=M``      M against concurrency, every variant overlaid
+``compare experiment=E candidate=V [baseline=V] [metrics=a,b]``
+                                     the full comparison (bench.compare): verdict, warnings, table by level with
+                                     ratios and intervals, left-out levels; metrics among per_request_tok_s,
+                                     total_throughput, output_throughput, ttft_ms, tpot_ms
+``verdict experiment=E candidate=V [baseline=V]``
+                                     the computed verdict sentence (and the warning box if not comparable)
+``diff experiment=E candidate=V [baseline=V]``
+                                     every field in which the two records differ (environment diff)
+``chart experiment=E metric=M``      M against concurrency, every variant overlaid (band over repeated runs)
+``tradeoff experiment=E``            total throughput per GPU vs per-request tok/s, Pareto front marked
+``percentiles experiment=E metric=ttft_ms|tpot_ms``
+                                     p50/p90/p99 against concurrency, every variant
+``history experiment=E``             the experiment's configurations, their history pages and flags
 ``environment experiment=E``         environment of the latest record of each variant
 ``dead-ends [experiment=E]``         dead ends (of one experiment)
+``context-table``                    the context/info split that decides comparability (bench.compare.context)
+``settings``                         the comparison and regression settings in effect (benchbook.yaml)
 """
 
 from __future__ import annotations
@@ -24,15 +38,25 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bench.compare import Comparison, render_context_table_markdown
 from bench.record.model import Record
 
 from .blocks import admonition, dead_ends_list, environment_table, errors_box, records_table
-from .compare import comparison_table
+from .compare import COMPARED_METRICS, comparison_markdown, site_comparison, verdict_markdown
 from .data import SiteData
+from .diff import diff_table
 from .escape import md_text
-from .metrics import METRICS, metric_spec
-from .pages import experiment_charts
+from .experiment_page import (
+    LATENCY_FIELDS,
+    experiment_charts,
+    history_table,
+    percentile_figure,
+    tradeoff_figure,
+)
+from .history import thresholds_sentence
+from .metrics import METRICS
 from .paths import RECORD_ID_PATTERN
+from .tables import md_table
 
 __all__ = ["SHORTCODES", "ShortcodeError", "expand_shortcodes"]
 
@@ -92,11 +116,14 @@ def _no_experiment(c: _Call, exp: str) -> str | None:
 
 
 def _pick(c: _Call, exp: str, key: str) -> Record | None:
-    v = c.args[key]
+    v = c.args.get(key) if key != "baseline" else c.args.get(key, c.site.baseline_variant(exp))
+    if v is None:
+        return None
     if _RECORD_ID.match(v):
         loaded = c.site.by_id.get(v)
         return loaded.record if loaded is not None and loaded.record.experiment == exp else None
-    c.slug(key)
+    if key in c.args:
+        c.slug(key)
     for r in c.site.latest_per_variant(exp):
         if r.variant == v:
             return r
@@ -118,21 +145,88 @@ def _records(c: _Call) -> str:
     return _no_experiment(c, exp) or records_table(c.site.experiments[exp], c.page, columns="short")
 
 
-def _compare(c: _Call) -> str:
+def _pair(c: _Call) -> tuple[Record, Record] | str:
+    """The (baseline, candidate) records a comparison shortcode names, or the visible box saying what is missing."""
     exp = c.slug("experiment")
     if (none := _no_experiment(c, exp)) is not None:
         return none
+    base, cand = _pick(c, exp, "baseline"), _pick(c, exp, "candidate")
+    if base is None and "baseline" not in c.args and c.site.baseline_variant(exp) is None:
+        return _missing(
+            f"Experiment '{exp}' has no baseline variant (benchbook.yaml names none; none is called baseline)."
+        )
+    if base is None or cand is None:
+        which = c.args.get("baseline", c.site.baseline_variant(exp)) if base is None else c.args["candidate"]
+        return _missing(f"No record '{which}' in experiment '{exp}' in this build.")
+    return base, cand
+
+
+def _comparison(c: _Call) -> Comparison | str:
+    pair = _pair(c)
+    return pair if isinstance(pair, str) else site_comparison(c.site, *pair)
+
+
+def _compare(c: _Call) -> str:
     metrics = None
     if "metrics" in c.args:
-        try:
-            metrics = [metric_spec(k) for k in c.args["metrics"].split(",") if k]
-        except KeyError as exc:
-            raise _BadArgs(str(exc.args[0])) from None
-    base, cand = _pick(c, exp, "baseline"), _pick(c, exp, "candidate")
-    if base is None or cand is None:
-        which = c.args["baseline"] if base is None else c.args["candidate"]
-        return _missing(f"No record '{which}' in experiment '{exp}' in this build.")
-    return comparison_table(base, cand, metrics)
+        metrics = [k for k in c.args["metrics"].split(",") if k]
+        bad = [k for k in metrics if k not in COMPARED_METRICS]
+        if bad or not metrics:
+            raise _BadArgs(f"metrics={c.args['metrics']!r}: each must be one of {', '.join(COMPARED_METRICS)}")
+    comp = _comparison(c)
+    return comp if isinstance(comp, str) else comparison_markdown(comp, c.page, c.site, metrics)
+
+
+def _verdict(c: _Call) -> str:
+    comp = _comparison(c)
+    return comp if isinstance(comp, str) else verdict_markdown(comp)
+
+
+def _diff(c: _Call) -> str:
+    pair = _pair(c)
+    if isinstance(pair, str):
+        return pair
+    base, cand = pair
+    return diff_table(base, cand, base.variant, cand.variant)
+
+
+def _tradeoff(c: _Call) -> str:
+    exp = c.slug("experiment")
+    return _no_experiment(c, exp) or tradeoff_figure(c.site, exp)
+
+
+def _percentiles(c: _Call) -> str:
+    exp = c.slug("experiment")
+    field = c.args["metric"]
+    if field not in LATENCY_FIELDS:
+        raise _BadArgs(f"metric={field!r} is not one of: {', '.join(LATENCY_FIELDS)}")
+    return _no_experiment(c, exp) or percentile_figure(c.site, exp, field)
+
+
+def _history(c: _Call) -> str:
+    exp = c.slug("experiment")
+    return _no_experiment(c, exp) or (thresholds_sentence(c.site) + "\n\n" + history_table(c.site, exp, c.page))
+
+
+def _context_table(c: _Call) -> str:
+    return render_context_table_markdown()
+
+
+def _settings(c: _Call) -> str:
+    st = c.site.settings
+    rows = [
+        [
+            "`comparison.min_completed`",
+            str(st.comparison.min_completed),
+            "fewer completed requests: left out of a verdict",
+        ],
+        ["`comparison.confidence`", f"{st.comparison.confidence:.0%}", "width of the bootstrap confidence intervals"],
+        ["`regression.ratio_threshold`", f"{st.regression.ratio_threshold:.0%}", "a change beyond this counts"],
+        ["`regression.window`", str(st.regression.window), "previous comparable records whose median is the baseline"],
+        ["`regression.min_history`", str(st.regression.min_history), "fewer previous records: insufficient data"],
+        ["`default_treatment`", md_text(", ".join(st.default_treatment)), "what variants are meant to differ in"],
+    ]
+    return md_table(["Setting", "Value in this build", "Meaning"], rows)
 
 
 def _chart(c: _Call) -> str:
@@ -159,8 +253,15 @@ SHORTCODES: dict[str, tuple[Callable[[_Call], str], frozenset[str], frozenset[st
     "latest": (_latest, frozenset(), frozenset({"n"})),
     "record-errors": (_record_errors, frozenset(), frozenset()),
     "records": (_records, frozenset({"experiment"}), frozenset()),
-    "compare": (_compare, frozenset({"experiment", "baseline", "candidate"}), frozenset({"metrics"})),
+    "compare": (_compare, frozenset({"experiment", "candidate"}), frozenset({"baseline", "metrics"})),
+    "verdict": (_verdict, frozenset({"experiment", "candidate"}), frozenset({"baseline"})),
+    "diff": (_diff, frozenset({"experiment", "candidate"}), frozenset({"baseline"})),
     "chart": (_chart, frozenset({"experiment", "metric"}), frozenset()),
+    "tradeoff": (_tradeoff, frozenset({"experiment"}), frozenset()),
+    "percentiles": (_percentiles, frozenset({"experiment", "metric"}), frozenset()),
+    "history": (_history, frozenset({"experiment"}), frozenset()),
+    "context-table": (_context_table, frozenset(), frozenset()),
+    "settings": (_settings, frozenset(), frozenset()),
     "environment": (_environment, frozenset({"experiment"}), frozenset()),
     "dead-ends": (_dead_ends, frozenset(), frozenset({"experiment"})),
 }

@@ -1,0 +1,187 @@
+"""History pages: one per configuration (variant + fingerprint), its records over time and its flags.
+
+Configurations, their time order and the regression / improvement flags all come from ``bench.compare``
+(``history`` and ``flags``, thresholds from ``benchbook.yaml``); this module lays them out. A figure with too
+few earlier records is shown as "insufficient data", never as fine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bench.compare import Flag
+from bench.compare.metrics import METRICS as COMPARED
+from bench.compare.regress import recorded_at
+from bench.record.model import Level, Record
+
+from .blocks import experiment_link, record_link
+from .data import SiteData
+from .escape import md_code, md_text
+from .fmt import fmt_number
+from .gitinfo import commit_markdown, last_changed_line
+from .levels import level_name, level_order
+from .paths import HISTORY_INDEX, history_page, link
+from .tables import md_table
+
+__all__ = ["configuration_status", "history_index", "history_link", "history_markdown", "thresholds_sentence"]
+
+KIND_TEXT = {
+    "regression": "regression",
+    "improvement": "improvement",
+    "unconfirmed": "unconfirmed change",
+    "insufficient_data": "insufficient data",
+}
+
+
+def thresholds_sentence(site: SiteData) -> str:
+    t = site.settings.regression
+    return (
+        f"A figure is flagged when it moves more than {t.ratio_threshold:.0%} from the median of the previous "
+        f"{t.window} records of this configuration and the next record confirms the move; with fewer than "
+        f"{t.min_history} earlier records the answer is *insufficient data* (settings: `benchbook.yaml`, "
+        "section `regression`)."
+    )
+
+
+def configuration_status(flags: Sequence[Flag]) -> str:
+    """'2 regressions, 1 insufficient data', or 'no lasting change' when no flag is raised."""
+    counts: dict[str, int] = {}
+    for f in flags:
+        counts[f.kind] = counts.get(f.kind, 0) + 1
+    if not counts:
+        return "no lasting change"
+    return ", ".join(f"{n} {KIND_TEXT[k]}" for k, n in sorted(counts.items()))
+
+
+def history_link(site: SiteData, record: Record, page: str) -> str:
+    key = site.configuration_of.get(record.id)
+    if key is None:
+        return ""
+    n = len(site.configurations[key])
+    return f"[history of this configuration]({link(page, history_page(key))}) ({n} record(s))"
+
+
+def _levels(records: Sequence[Record]) -> list[Level]:
+    seen: dict[str, Level] = {}
+    for r in records:
+        for lv in r.levels:
+            seen.setdefault(lv.key, lv)
+    return sorted(seen.values(), key=level_order)
+
+
+def _figures_table(records: Sequence[Record], metric: str, page: str) -> str:
+    levels = [lv for lv in _levels(records) if any(_figure(r, lv.key, metric) is not None for r in records)]
+    if not levels:
+        return ""
+    rows = []
+    for r in reversed(records):  # newest first
+        cells = []
+        for lv in levels:
+            v = _figure(r, lv.key, metric)
+            cells.append("—" if v is None else fmt_number(v))
+        rows.append([recorded_at(r).strftime("%Y-%m-%d %H:%M"), record_link(r, page), *cells])
+    header = ["Measured (UTC)", "Record", *(md_text(level_name(lv)) for lv in levels)]
+    return md_table(header, rows, align="ll" + "r" * len(levels))
+
+
+def _figure(record: Record, key: str, metric: str) -> float | None:
+    lv = next((x for x in record.levels if x.key == key), None)
+    m = getattr(lv, metric, None) if lv is not None else None
+    return m.headline() if m is not None else None
+
+
+def _flags_table(flags: Sequence[Flag], site: SiteData, page: str, records: Sequence[Record]) -> str:
+    if not flags:
+        return "No lasting change beyond the threshold."
+    labels = {m.name: m.label for m in COMPARED}
+    names = {lv.key: level_name(lv) for lv in _levels(records)}
+    rows = []
+    for f in flags:
+        lr = site.by_id.get(f.record_id)
+        rec = record_link(lr.record, page) if lr else md_code(f.record_id)
+        kind = KIND_TEXT[f.kind]
+        rows.append(
+            [
+                f"**{kind}**" if f.kind in ("regression", "improvement") else kind,
+                md_text(labels.get(f.metric, f.metric)),
+                md_text(names.get(f.level, f.level)),
+                rec,
+                "—" if f.ratio is None else f"{f.ratio:.2f}×",
+                md_text(f.message),
+            ]
+        )
+    return md_table(["Finding", "Figure", "Level", "At record", "vs window median", "Detail"], rows)
+
+
+def history_markdown(site: SiteData, key: str) -> str:
+    """The history page of one configuration (``variant@fingerprint``)."""
+    page = history_page(key)
+    records = site.configurations[key]
+    variant, _, fp = key.rpartition("@")
+    experiments = sorted({r.experiment for r in records})
+    flags = site.configuration_flags.get(key, [])
+    first, last = recorded_at(records[0]), recorded_at(records[-1])
+    parts = [
+        f"# History: {md_text(variant)} @ {fp}",
+        "",
+        f"Every record of variant {md_code(variant)} with context fingerprint {md_code(fp)} "
+        f"(experiment: {', '.join(experiment_link(e, page) for e in experiments)}), in time order: "
+        f"{len(records)} record(s), {first:%Y-%m-%d} to {last:%Y-%m-%d}. Records with the same fingerprint and "
+        "variant were measured in the same context (see the methodology's context table), so their figures can "
+        "be compared over time.",
+        "",
+        last_changed_line(site.git, [r.id for r in records]),
+        "## Regressions and improvements",
+        "",
+        thresholds_sentence(site),
+        "",
+        f"**Status:** {configuration_status(flags)}.",
+        "",
+        _flags_table(flags, site, page, records),
+        "",
+        "## Records",
+        "",
+    ]
+    rows = []
+    for r in reversed(records):
+        row = [
+            recorded_at(r).strftime("%Y-%m-%d %H:%M"),
+            record_link(r, page, text=r.title or r.id),
+            md_text(r.status.state),
+        ]
+        if site.git.available:
+            row.append(commit_markdown(site.git.of(r.id), site.git.repository_url))
+        rows.append(row)
+    header = ["Measured (UTC)", "Record", "Status"] + (["Added in commit"] if site.git.available else [])
+    parts += [md_table(header, rows), ""]
+    for m in COMPARED:
+        table = _figures_table(records, m.name, page)
+        if table:
+            parts += [f"### {md_text(m.label[:1].upper() + m.label[1:])} ({md_text(m.unit)}), by level", "", table, ""]
+    return "\n".join(parts)
+
+
+def history_index(site: SiteData) -> str:
+    page = HISTORY_INDEX
+    rows = []
+    for key, records in sorted(
+        site.configurations.items(), key=lambda kv: (kv[1][0].experiment, kv[1][0].variant, kv[0])
+    ):
+        variant, _, fp = key.rpartition("@")
+        experiments = sorted({r.experiment for r in records})
+        rows.append(
+            [
+                f"[{md_text(variant)} @ {fp}]({link(page, history_page(key))})",
+                ", ".join(experiment_link(e, page) for e in experiments),
+                str(len(records)),
+                recorded_at(records[-1]).strftime("%Y-%m-%d"),
+                md_text(configuration_status(site.configuration_flags.get(key, []))),
+            ]
+        )
+    intro = (
+        "A *configuration* is a variant measured in one context (same fingerprint: model, GPUs, engine version, "
+        "server flags, workload...). Each has a history page with its records over time and the regressions or "
+        "improvements found in them. " + thresholds_sentence(site)
+    )
+    table = md_table(["Configuration", "Experiment", "Records", "Latest", "Status"], rows) or "*No records yet.*"
+    return "\n".join(["# Configurations and their history", "", intro, "", table, ""])
