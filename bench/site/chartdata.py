@@ -99,13 +99,14 @@ def concurrency_chart(
         runs = list((repeats or {}).get(name, ())) or [record]
         points: list[Point] = []
         band: list[Band] = []
-        if len(runs) > 1 and metric.key in BANDED_METRICS and metric.stat is None:
+        pooled = len(runs) > 1 and metric.key in BANDED_METRICS and metric.stat is None
+        if pooled:  # placed levels come from every run; levels without a concurrency from the latest
             points, band, approx = _banded(name, runs, metric, confidence)
             any_approx = any_approx or approx
             any_band = any_band or bool(band)
         for level in record.levels:
             fig = metric.figure(level)
-            if fig is None or (level.concurrency is not None and (points or band)):
+            if fig is None or (pooled and level.concurrency is not None):
                 continue
             value, approx = fig
             any_approx = any_approx or approx

@@ -118,11 +118,7 @@ def experiment_comparisons_markdown(site: SiteData, experiment: str, page: str, 
     if not comparisons:
         return f"*Only the baseline variant ({md_code(base.variant)}) has records, so there is nothing to compare.*\n"
     declared = experiment in site.settings.experiments
-    source = (
-        "declared in `benchbook.yaml`"
-        if declared
-        else "the variant named `baseline` (not declared in `benchbook.yaml`)"
-    )
+    source = "declared in `benchbook.yaml`" if declared else "by its name; `benchbook.yaml` does not declare one"
     parts = [
         f"Each variant is compared with {md_code(base.variant)} ({source}): latest records, with their repeated runs. "
         "Ratios, intervals, warnings and the verdict are computed by `bench.compare`, exactly as `bench compare` "

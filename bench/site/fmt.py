@@ -14,7 +14,6 @@ __all__ = [
     "fmt_date",
     "fmt_metric",
     "fmt_number",
-    "fmt_ratio",
     "fmt_stat",
 ]
 
@@ -60,12 +59,6 @@ def fmt_metric(metric: Metric | None, *, missing: str = DASH, unit: bool = False
         return missing
     text = (APPROX if metric.approximate else "") + fmt_number(metric.headline())
     return f"{text} {metric.unit}" if unit else text
-
-
-def fmt_ratio(num: float | None, den: float | None, *, approximate: bool = False) -> str:
-    if num is None or den is None or den == 0:
-        return DASH
-    return f"{APPROX if approximate else ''}{num / den:.2f}×"
 
 
 def fmt_bool(value: bool | None) -> str:

@@ -7,7 +7,7 @@ from typing import Literal
 
 from bench.record.model import Level, Metric
 
-__all__ = ["CHART_METRICS", "COMPARE_METRICS", "METRICS", "MetricSpec", "metric_spec"]
+__all__ = ["METRICS", "MetricSpec", "metric_spec"]
 
 
 @dataclass(frozen=True)
@@ -60,23 +60,6 @@ METRICS: dict[str, MetricSpec] = {
         MetricSpec("accept_length", "accept_length", None, "Accept length", "tokens/step", "higher"),
     )
 }
-
-# What the EAGLE-3 comparison shows, in order (rows only where a record states the figure).
-COMPARE_METRICS: tuple[str, ...] = (
-    "per_request_tok_s",
-    "output_throughput",
-    "total_throughput",
-    "ttft_p50",
-    "ttft_p99",
-    "tpot_p50",
-    "e2e_p50",
-    "e2e_p99",
-    "accept_length",
-)
-
-# Charts every experiment page draws (when any record states the figure).
-CHART_METRICS: tuple[str, ...] = ("total_throughput", "output_throughput", "per_request_tok_s")
-
 
 def metric_spec(key: str) -> MetricSpec:
     try:

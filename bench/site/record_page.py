@@ -384,7 +384,7 @@ def record_markdown(
         f"Downloads: [raw JSON record]({link(page, record_json(record))}) · "
         f"[levels as CSV]({link(page, record_csv(record))})",
         "",
-        note,
+        *([note] if note else []),
         "## Summary",
         "",
         md_table(["Field", "Value"], summary),

@@ -49,3 +49,31 @@ def run_command(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     code: int = args.handler(args)
     return code
+
+
+def site_of(*records: Record, settings: object | None = None) -> SiteData:
+    """A SiteData over in-memory records (no files, no git)."""
+    from bench.compare import Settings
+    from bench.record.load import LoadedRecord
+
+    loaded = tuple(LoadedRecord(r, Path(f"/nowhere/{r.experiment}/{r.id}.json"), "") for r in records)
+    return SiteData(records=loaded, settings=settings if isinstance(settings, Settings) else Settings())
+
+
+def with_figures(record: Record, record_id: str, factor: float, *, minutes: int = 0) -> Record:
+    """A copy of ``record`` with a new id, created ``minutes`` later, every headline figure scaled by ``factor``."""
+    from datetime import timedelta
+
+    data = record.model_dump(mode="json", exclude_none=True)
+    data["id"] = record_id
+    created = record.created_at + timedelta(minutes=minutes)
+    data["created_at"] = created.isoformat()
+    data["provenance"].pop("measured_at", None)
+    for level in data["levels"]:
+        level.pop("samples", None)
+        for value in level.values():
+            if isinstance(value, dict) and "formula" in value:
+                for stat in ("value", "mean", "p50", "p90", "p99", "min", "max"):
+                    if isinstance(value.get(stat), int | float):
+                        value[stat] = value[stat] * factor
+    return Record.model_validate(data)

@@ -2,11 +2,24 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from site_helpers import BASELINE_ID, EAGLE_ID, FX_BASELINE_ID, FX_EAGLE_ID, fixture, shipped
+from site_helpers import (
+    BASELINE_ID,
+    EAGLE_ID,
+    FX_BASELINE_ID,
+    FX_EAGLE_ID,
+    fixture,
+    fixture_site,
+    shipped,
+    shipped_site,
+    site_of,
+)
 
-from bench.site.chartdata import concurrency_chart
-from bench.site.charts import Axis, Chart, HLine, Point, Series, render_svg
+from bench.compare import level_interval
+from bench.site.chartdata import concurrency_chart, percentile_chart
+from bench.site.charts import Axis, Band, Chart, HLine, Point, Series, render_svg
+from bench.site.experiment_page import experiment_charts, percentile_figure, tradeoff_figure
 from bench.site.metrics import metric_spec
+from bench.site.tradeoff import pareto_front, tradeoff_chart
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 
@@ -59,7 +72,7 @@ def test_variants_overlaid_with_legend() -> None:
     lines = [("baseline", fixture(FX_BASELINE_ID), spec), ("eagle3", fixture(FX_EAGLE_ID), spec)]
     chart = concurrency_chart(lines, title="T", y_title="y")
     root = parse(render_svg(chart))
-    series = [g.get("data-series") for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("data-series")]
+    series = [g.get("data-series") for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "series"]
     assert series == ["baseline", "eagle3"]
     legend = next(g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "legend")
     assert {"baseline", "eagle3"} <= set(texts(legend))
@@ -89,3 +102,109 @@ def test_svg_has_no_blank_lines() -> None:
     spec = metric_spec("ttft_p50")
     svg = render_svg(concurrency_chart([("b", fixture(FX_BASELINE_ID), spec)], title="T", y_title="y"))
     assert "\n\n" not in svg
+
+
+def groups(root: ET.Element, cls: str) -> list[ET.Element]:
+    return [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == cls]
+
+
+def test_pareto_front_of_a_constructed_set() -> None:
+    pts = [(10, 100), (20, 90), (15, 80), (30, 50), (5, 120), (30, 40), (20, 90), (1, 1)]
+    # (15, 80) is beaten by (20, 90); (30, 40) by (30, 50); (1, 1) by everything; equal points both stay
+    assert pareto_front(pts) == [0, 1, 3, 4, 6]
+    assert pareto_front([]) == [] and pareto_front([(1, 1)]) == [0]
+
+
+def test_tradeoff_chart_marks_the_front_labels_concurrency_and_divides_per_gpu() -> None:
+    base, cand = fixture(FX_BASELINE_ID), fixture(FX_EAGLE_ID)
+    chart = tradeoff_chart([("baseline", base), ("eagle3", cand)], title="T")
+    assert chart.y.title == "Total throughput per GPU (tok/s)"  # both records state 1 GPU
+    pts = [(s.name, p) for s in chart.series for p in s.points]
+    front = pareto_front([(p.x, p.y) for _, p in pts])
+    assert [i for i, (_, p) in enumerate(pts) if p.marked] == front and front
+    assert all(p.label.startswith("C=") for _, p in pts)
+    svg = render_svg(chart)
+    root = parse(svg)
+    assert len(root.findall(".//s:polyline[@class='front']", NS)) == 1
+    assert "C=32" in texts(root)
+    # points of a curve are joined in concurrency order, not by x
+    xs = [p.x for p in chart.series[0].points]
+    assert xs == sorted(xs, reverse=True)  # per-request tok/s falls as concurrency rises
+
+
+def test_tradeoff_is_per_server_when_a_gpu_count_is_unknown() -> None:
+    rec = fixture(FX_BASELINE_ID)
+    gpu = rec.environment.gpu.model_copy(update={"count": None})
+    rec = rec.model_copy(update={"environment": rec.environment.model_copy(update={"gpu": gpu})})
+    chart = tradeoff_chart([("baseline", rec)], title="T")
+    assert chart.y.title == "Total throughput per server (tok/s)"
+
+
+def test_band_only_with_repeats() -> None:
+    site = fixture_site()
+    with_repeats = experiment_charts(site, "fixture-repeats", "total_throughput")
+    assert with_repeats.count('class="band"') == 2 and "shaded: 95% bootstrap interval" in with_repeats
+    single = experiment_charts(site, "eagle-fast-verify", "total_throughput")
+    assert "<svg" in single and 'class="band"' not in single
+
+
+def test_band_is_bench_compare_interval_of_the_mean_over_runs() -> None:
+    site = fixture_site()
+    latest = next(r for r in site.latest_per_variant("fixture-repeats") if r.variant == "baseline")
+    runs = site.runs(latest)
+    assert len(runs) == 3
+    spec = metric_spec("total_throughput")
+    chart = concurrency_chart([("baseline", latest, spec)], title="T", y_title="y", repeats={"baseline": runs})
+    (series,) = chart.series
+    levels = [next(lv for lv in r.levels if lv.key == "8") for r in runs]
+    iv = level_interval("total_throughput", levels, label="baseline/8")
+    assert iv is not None and iv.n_runs == 3 and iv.lo < iv.point < iv.hi
+    band = next(b for b in series.band if b.x == 8)
+    assert (band.lo, band.hi) == (iv.lo, iv.hi)
+    assert next(p for p in series.points if p.x == 8).y == iv.point
+
+
+def test_band_drawn_behind_series_and_every_part_tagged_for_the_legend_toggle() -> None:
+    chart = Chart(
+        "t",
+        Axis("x", scale="log2"),
+        Axis("y"),
+        (
+            Series("a", (Point(1, 10), Point(2, 12)), band=(Band(1, 9, 11), Band(2, 11, 13))),
+            Series("b", (Point(1, 5),)),
+        ),
+    )
+    root = parse(render_svg(chart))
+    (band,) = groups(root, "band")
+    assert band.get("data-series") == "a" and band.find("s:polygon", NS) is not None
+    assert [g.get("data-series") for g in groups(root, "legend-item")] == ["a", "b"]
+
+
+def test_empty_charts_are_replaced_by_one_line_of_text() -> None:
+    site = shipped_site()  # transcribed: no level states both figures, no percentiles
+    out = tradeoff_figure(site, "eagle-fast-verify")
+    assert "<svg" not in out and out.startswith("*No record of experiment") and out.count("\n") == 1
+    out = percentile_figure(site, "eagle-fast-verify", "ttft_ms")
+    assert "<svg" not in out and "states TTFT percentiles" in out
+
+
+def test_percentile_chart_one_colour_per_variant_one_dash_per_percentile() -> None:
+    chart = percentile_chart(
+        [("baseline", fixture(FX_BASELINE_ID)), ("eagle3", fixture(FX_EAGLE_ID))], "ttft_ms", title="T", y_title="ms"
+    )
+    assert [s.name for s in chart.series] == [
+        "baseline p50",
+        "baseline p90",
+        "baseline p99",
+        "eagle3 p50",
+        "eagle3 p90",
+        "eagle3 p99",
+    ]
+    root = parse(render_svg(chart))
+    lines = {g.get("data-series"): g.find("s:polyline", NS) for g in groups(root, "series")}
+    assert lines["baseline p50"].get("stroke") == lines["baseline p99"].get("stroke")  # type: ignore[union-attr]
+    assert lines["baseline p50"].get("stroke") != lines["eagle3 p50"].get("stroke")  # type: ignore[union-attr]
+    assert lines["baseline p90"].get("stroke-dasharray") == lines["eagle3 p90"].get("stroke-dasharray")  # type: ignore[union-attr]
+    assert lines["baseline p50"].get("stroke-dasharray") is None  # type: ignore[union-attr]
+    one = site_of(fixture(FX_BASELINE_ID))
+    assert "<svg" in percentile_figure(one, "eagle-fast-verify", "tpot_ms")

@@ -13,6 +13,7 @@ import pytest
 from site_helpers import (
     BASELINE_ID,
     EAGLE_ID,
+    FX_BASELINE_ID,
     FX_EAGLE_ID,
     HOSTILE_ID,
     fixture,
@@ -21,8 +22,10 @@ from site_helpers import (
     shipped_site,
 )
 
-from bench.site.compare import comparison_table
+from bench.site.compare import comparison_markdown, site_comparison
+from bench.site.history import history_index, history_markdown
 from bench.site.pages import dead_ends_index, experiment_markdown, records_index
+from bench.site.record_extras import site_record_markdown
 from bench.site.record_page import levels_csv, record_markdown
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -34,11 +37,38 @@ CASES: dict[str, Callable[[], str]] = {
     "record-measured-partial-eagle3.md": lambda: record_markdown(fixture(FX_EAGLE_ID)),
     "record-hostile.md": lambda: record_markdown(fixture(HOSTILE_ID)),
     "levels-measured-eagle3.csv": lambda: levels_csv(fixture(FX_EAGLE_ID)),
-    "compare-transcribed.md": lambda: comparison_table(shipped(BASELINE_ID), shipped(EAGLE_ID)) + "\n",
+    "compare-transcribed.md": lambda: _compare_shipped(),
+    "compare-measured-repeats.md": lambda: _compare_repeats(),
+    "experiment-fixture-repeats.md": lambda: experiment_markdown(fixture_site(), "fixture-repeats"),
+    "history-index-fixtures.md": lambda: history_index(fixture_site()),
+    "history-fixture-baseline.md": lambda: _history_of(FX_BASELINE_ID),
+    "record-page-in-site-repeats.md": lambda: _record_in_site(),
     "experiment-eagle-fast-verify.md": lambda: experiment_markdown(shipped_site(), "eagle-fast-verify"),
     "records-index-fixtures.md": lambda: records_index(fixture_site()),
     "dead-ends-index.md": lambda: dead_ends_index(shipped_site()),
 }
+
+
+def _compare_shipped() -> str:
+    site = shipped_site()
+    return comparison_markdown(site_comparison(site, shipped(BASELINE_ID), shipped(EAGLE_ID)), "page.md", site)
+
+
+def _compare_repeats() -> str:
+    site = fixture_site()
+    base, cand = site.latest_per_variant("fixture-repeats")
+    return comparison_markdown(site_comparison(site, base, cand), "page.md", site)
+
+
+def _history_of(record_id: str) -> str:
+    site = fixture_site()
+    return history_markdown(site, site.configuration_of[record_id])
+
+
+def _record_in_site() -> str:
+    site = fixture_site()
+    latest = site.latest_per_variant("fixture-repeats")[0]
+    return site_record_markdown(site, latest)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -17,6 +17,7 @@ from site_helpers import (
     shipped_site,
 )
 
+from bench.compare import load_settings
 from bench.site.data import load_site
 from bench.site.pages import site_pages
 from bench.site.record_page import levels_csv, record_markdown
@@ -31,6 +32,7 @@ def test_site_pages_lists_every_generated_file() -> None:
         "experiments/index.md",
         "dead-ends/index.md",
         "experiments/eagle-fast-verify.md",
+        "history/index.md",
     } <= set(paths)
     for loaded in site.records:
         r = loaded.record
@@ -82,12 +84,15 @@ def test_csv_has_one_row_per_level_and_flags_approximations() -> None:
 
 def test_bench_render_writes_the_same_pages(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert run_command(["render", str(out), "--records", str(FIXTURES), "--docs", str(DOCS)]) == 0
-    site = load_site(FIXTURES, DOCS)
+    settings_file = DOCS.parent / "benchbook.yaml"
+    argv = ["render", str(out), "--records", str(FIXTURES), "--docs", str(DOCS), "--settings", str(settings_file)]
+    assert run_command(argv) == 0
+    site = load_site(FIXTURES, DOCS, settings=load_settings(settings_file), git=True)
     for path, content in site_pages(site):
         assert (out / path).read_text(encoding="utf-8") == content
     eagle = (out / "eagle-fast-verify.md").read_text(encoding="utf-8")
     assert "<!-- bench:" not in eagle and "| Level | Figure | Better |" in eagle
+    assert "history/index.md" in dict(site_pages(site))
     dead_end = (out / "dead-ends" / "dynamic-spec-disable.md").read_text(encoding="utf-8")
     assert dead_end.startswith("---\n") and '!!! abstract "Dead end: abandoned"' in dead_end
     assert json.loads((out / "records" / "eagle-fast-verify" / f"{FX_BASELINE_ID}.json").read_text())["id"]

@@ -14,8 +14,30 @@ def expand(md: str) -> str:
 
 def test_compare_shortcode_renders_the_table() -> None:
     out = expand("Intro\n\n<!-- bench:compare experiment=eagle-fast-verify baseline=baseline candidate=eagle3 -->\n")
-    assert "| Level | Figure | Better | baseline | eagle3 | eagle3 / baseline |" in out
-    assert "0.87×" in out
+    assert "| Level | Figure | Better | baseline | eagle3 | eagle3 / baseline | 95% interval | Requests |" in out
+    assert "0.87×" in out and "point estimate, no interval" in out
+    assert '!!! abstract "Verdict: eagle3 compared with baseline"' in out
+    only = expand("<!-- bench:compare experiment=eagle-fast-verify candidate=eagle3 metrics=total_throughput -->")
+    assert "≈0.46×" in only and "0.87×" not in only  # the baseline defaults to the variant named baseline
+
+
+def test_verdict_shortcode_on_the_shipped_records() -> None:
+    out = expand("<!-- bench:verdict experiment=eagle-fast-verify candidate=eagle3 -->")
+    assert "15%" in out and "2.2×" in out
+    assert out.count("!!! ") == 1 and "| Level |" not in out  # the sentence only (comparable pair: no warning)
+
+
+def test_diff_context_table_settings_tradeoff_history_shortcodes() -> None:
+    out = expand("<!-- bench:diff experiment=eagle-fast-verify candidate=eagle3 -->")
+    assert "| `speculative.algorithm` | **context** | *not stated* | EAGLE3 |" in out
+    out = expand("<!-- bench:context-table -->")
+    assert "| `model.name` | context |" in out and "| `environment.info.*` | info |" in out
+    out = expand("<!-- bench:settings -->")
+    assert "| `regression.ratio_threshold` | 5% |" in out
+    out = expand("<!-- bench:tradeoff experiment=eagle-fast-verify -->")
+    assert "no trade-off chart" in out
+    out = expand("<!-- bench:history experiment=eagle-fast-verify -->")
+    assert "](../history/baseline-" in out and "insufficient data" in out
 
 
 def test_baseline_may_be_a_record_id() -> None:
@@ -55,6 +77,12 @@ def test_indented_shortcode_stays_inside_its_block() -> None:
         ("<!-- bench:chart experiment=eagle-fast-verify -->", "missing argument(s) metric"),
         ("<!-- bench:chart experiment=eagle-fast-verify metric=speed -->", "metric='speed' is not one of"),
         ("<!-- bench:latest n=many -->", "is not a whole number"),
+        (
+            "<!-- bench:compare experiment=eagle-fast-verify candidate=eagle3 metrics=ttft_p50 -->",
+            "each must be one of",
+        ),
+        ("<!-- bench:percentiles experiment=eagle-fast-verify metric=itl_ms -->", "metric='itl_ms' is not one of"),
+        ("<!-- bench:verdict experiment=eagle-fast-verify -->", "missing argument(s) candidate"),
         ("<!-- bench:latest size=3 -->", "unknown argument(s) size"),
         ("<!-- bench:records experiment=Bad/Name -->", "is not an experiment/variant name"),
         ("<!-- bench:records experiment -->", "is not key=value"),
