@@ -61,6 +61,7 @@ METRICS: dict[str, MetricSpec] = {
     )
 }
 
+
 def metric_spec(key: str) -> MetricSpec:
     try:
         return METRICS[key]

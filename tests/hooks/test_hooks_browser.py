@@ -113,6 +113,35 @@ def test_eagle_page_has_the_comparison_table_and_charts(browser: Browser, server
     assert page.locator("article figure.bench-figure svg text", has_text="Concurrency (log₂ scale)").count() >= 2
 
 
+def test_eagle_page_shows_the_computed_verdict(browser: Browser, server: str) -> None:
+    page = browser.page
+    page.goto(f"{server}/eagle-fast-verify.html", wait_until="networkidle")
+    verdict = page.locator("article .admonition.abstract", has_text="Verdict")
+    assert verdict.count() >= 1
+    text = verdict.first.inner_text()
+    assert "faster than" in text and "leads by" in text
+
+
+def test_pareto_chart_on_an_experiment_page_and_legend_toggles(browser: Browser, server: str) -> None:
+    page = browser.page
+    page.goto(f"{server}/experiments/eagle-fast-verify.html", wait_until="networkidle")
+    chart = page.locator("figure#chart-eagle-fast-verify-tradeoff svg.bench-chart")
+    assert chart.count() == 1
+    assert chart.locator("polyline.front").count() == 1
+    box = chart.bounding_box()
+    assert box is not None and box["width"] > 300
+    page.goto(f"{server}/experiments/fixture-repeats.html", wait_until="networkidle")
+    svg = page.locator("figure#chart-fixture-repeats-total_throughput svg.bench-chart")
+    assert svg.locator("g.band").count() == 2
+    series = svg.locator("g.series[data-series='ngram']")
+    assert series.is_visible()
+    entry = svg.locator("g.legend-item[data-series='ngram']")
+    entry.click()
+    assert entry.get_attribute("aria-pressed") == "false" and not series.is_visible()
+    entry.click()
+    assert series.is_visible()
+
+
 def test_records_index_sorts_and_filters(browser: Browser, server: str) -> None:
     page = browser.page
     page.goto(f"{server}/records/index.html", wait_until="networkidle")
@@ -151,7 +180,14 @@ def test_hostile_record_runs_no_script(browser: Browser, server: str) -> None:
 
 def test_no_console_errors_and_no_request_leaves_the_server(browser: Browser, server: str) -> None:
     page = browser.page
-    for path in ("index.html", "methodology.html", "dead-ends/dynamic-spec-disable.html", "experiments/index.html"):
+    for path in (
+        "index.html",
+        "methodology.html",
+        "dead-ends/dynamic-spec-disable.html",
+        "experiments/index.html",
+        "history/index.html",
+        "experiments/fixture-repeats.html",
+    ):
         page.goto(f"{server}/{path}", wait_until="networkidle")
     assert browser.requests, "the browser made requests"
     outside = [u for u in browser.requests if not u.startswith(server + "/") and not u.startswith(("data:", "blob:"))]

@@ -35,11 +35,19 @@ def test_strict_build_has_every_page_and_its_tables(built_site: Path) -> None:
     assert f'href="eagle-fast-verify/{FX_EAGLE}.html"' in index
     eagle = (built_site / "eagle-fast-verify.html").read_text(encoding="utf-8")
     assert ">eagle3 / baseline</th>" in eagle
-    assert eagle.count('<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart"') == 3
+    assert eagle.count('<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart"') == 5  # + trade-off, TTFT
     assert "NCCL tuned" in eagle and "FlashInfer allreduce fusion" in eagle
     assert "dead-ends/dynamic-spec-disable.html" in eagle
     exp = (built_site / "experiments" / "eagle-fast-verify.html").read_text(encoding="utf-8")
     assert "Switching EAGLE-3 speculation off under load" in exp
+    assert 'class="front"' in exp and "Pareto front" in exp  # measured fixtures: the trade-off chart
+    assert "admonition abstract" in exp and "eagle3 is faster than baseline" in exp  # the computed verdict
+    repeats = (built_site / "experiments" / "fixture-repeats.html").read_text(encoding="utf-8")
+    assert repeats.count('class="band"') >= 2
+    history = (built_site / "history" / "index.html").read_text(encoding="utf-8")
+    assert "insufficient data" in history and 'href="baseline-' in history
+    methodology = (built_site / "methodology.html").read_text(encoding="utf-8")
+    assert "<code>environment.env_vars.NCCL_*</code>" in methodology  # the context table, from bench.compare
     dead = (built_site / "dead-ends" / "dynamic-spec-disable.html").read_text(encoding="utf-8")
     assert "admonition abstract" in dead and f"../records/eagle-fast-verify/{SHIPPED_EAGLE}.html" in dead
     assert "fonts.googleapis" not in eagle and "cdn.jsdelivr" not in eagle
@@ -63,6 +71,10 @@ def test_default_build_of_the_shipped_records_writes_nothing_into_the_sources(tm
     assert (tree(ROOT / "docs"), tree(SHIPPED_RECORDS)) == before
     eagle = (tmp_path / "site" / "eagle-fast-verify.html").read_text(encoding="utf-8")
     assert "0.87×" in eagle and "≈0.46×" in eagle
+    assert "leads by 15% in per-request tok/s" in eagle and "leads by 2.2× in total throughput" in eagle
+    # the shipped records are committed in this repository: their pages name the commit that added them
+    index = (tmp_path / "site" / "records" / "index.html").read_text(encoding="utf-8")
+    assert "Added in commit" in index and "Data last changed" in index
 
 
 @pytest.fixture
