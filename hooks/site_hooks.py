@@ -1,6 +1,7 @@
 """MkDocs hooks: a thin adapter over ``bench.site``.
 
-* ``on_config``      watch the records folder (also when ``$BENCHBOOK_RECORDS_DIR`` points elsewhere);
+* ``on_config``      watch the records folder (also when ``$BENCHBOOK_RECORDS_DIR`` points elsewhere) and
+                     ``benchbook.yaml``;
 * ``on_pre_build``   load records, dead ends, ``benchbook.yaml`` and the git provenance of every record
                      (one ``git log``) once per build; each bad record is a WARNING naming the file and
                      field, so ``--strict`` fails and a plain build/serve shows an error box; a bad
@@ -47,9 +48,11 @@ def _site(config: MkDocsConfig) -> SiteData:
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    folder = str(_records_dir(config))
-    if folder not in (str(Path(w).resolve()) for w in config.watch):
-        config.watch.append(folder)
+    watched = {str(Path(w).resolve()) for w in config.watch}
+    settings = Path(config.config_file_path).resolve().parent / DEFAULT_SETTINGS_FILE
+    for path in (str(_records_dir(config)), *((str(settings),) if settings.is_file() else ())):
+        if path not in watched:
+            config.watch.append(path)
     return config
 
 
