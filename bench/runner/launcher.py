@@ -26,6 +26,7 @@ __all__ = [
     "ReadyTimeout",
     "ServerExited",
     "ServerProcess",
+    "crash_cause",
     "free_port",
     "group_alive",
     "group_members",
@@ -40,6 +41,14 @@ CRASH_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(Segmentation fault|core dumped|terminate called|Aborted)"),
     re.compile(r"\b(Traceback \(most recent call last\)|CUDA error|out of memory|RuntimeError)\b"),
 )
+
+
+def crash_cause(log_excerpt: str | None) -> str | None:
+    """The first line of a log excerpt that states a crash's cause (an assertion, an abort, a CUDA error)."""
+    for line in (log_excerpt or "").splitlines():
+        if any(p.search(line) for p in CRASH_PATTERNS[:2]) or "CUDA error" in line or "out of memory" in line:
+            return line.strip()[:300]
+    return None
 
 
 class LaunchError(Exception):

@@ -38,6 +38,7 @@ from bench.record.store import create_record_file, replace_record_file
 
 from .client import RequestResult, RequestSpec, StreamingClient
 from .config import RunConfig
+from .launcher import crash_cause
 from .load import LevelRun, run_level
 from .metrics import summarize_level
 
@@ -379,7 +380,11 @@ async def _settle(server: _Server, timeout_s: float = 2.0, interval_s: float = 0
 def _aborted(state: SweepState, reason: str, server: _Server | None) -> Record:
     if server is not None and not server.is_alive() and "server process" not in reason:
         reason += f"; the server process {server.exit_description()}"
-    return state.fail(reason, server.tail() if server is not None else None)
+    excerpt = server.tail() if server is not None else None
+    cause = crash_cause(excerpt)
+    if cause is not None:
+        reason += f"; server log: {cause}"
+    return state.fail(reason, excerpt)
 
 
 def now_utc() -> datetime:

@@ -140,6 +140,7 @@ def test_batch_too_small_for_drafts_crashes_into_a_partial_record(tmp_path: Path
     assert record.status.failed_level is not None
     assert record.status.failed_level not in [lv.concurrency for lv in record.levels]
     assert "server process" in (record.status.message or "")
+    assert "GGML_ASSERT(add_ok" in (record.status.message or ""), "the failure message names the assertion"
     excerpt = record.status.log_excerpt or ""
     assert "GGML_ASSERT" in excerpt and "batch must be large enough to hold the sampled and draft tokens" in excerpt
     _no_llama_server_left(tmp_path)

@@ -135,3 +135,11 @@ def test_exit_description_names_the_signal(tmp_path: Path) -> None:
         while s.is_alive() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert s.exit_description() == "killed by signal SIGKILL"
+
+
+def test_crash_cause_picks_the_assertion_line() -> None:
+    from bench.runner.launcher import crash_cause
+
+    log = 'slot 1 | processing\nserver.cpp:508: GGML_ASSERT(add_ok && "batch") failed\n[New LWP 1]\n#0 abort ()\n'
+    assert crash_cause(log) == 'server.cpp:508: GGML_ASSERT(add_ok && "batch") failed'
+    assert crash_cause("all fine\n") is None and crash_cause(None) is None
