@@ -6,12 +6,13 @@ The file is optional; without it the defaults below apply (``Settings()``). A ba
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bench.errors import FieldError, from_validation_error
 
 __all__ = [
     "DEFAULT_SETTINGS_FILE",
@@ -29,15 +30,8 @@ DEFAULT_SETTINGS_FILE = "benchbook.yaml"
 DEFAULT_TREATMENT: tuple[str, ...] = ("speculative.*", "draft_model.*", "server.args.speculative-*")
 
 
-class SettingsError(Exception):
-    def __init__(self, path: Path | str, field: str, expected: str) -> None:
-        self.path = str(path)
-        self.field = field or "(whole file)"
-        self.expected = expected
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        return f"{self.path}: field '{self.field}': {self.expected}"
+class SettingsError(FieldError):
+    """A bad ``benchbook.yaml``: names the file, the field and what was expected."""
 
 
 class _Strict(BaseModel):
@@ -86,13 +80,6 @@ class Settings(_Strict):
         return tuple(self.default_treatment)
 
 
-def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def parse_settings(data: Any, path: Path | str) -> Settings:
     if data is None:
         data = {}
@@ -101,9 +88,7 @@ def parse_settings(data: Any, path: Path | str) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        shown = "nothing" if err["type"] == "missing" else json.dumps(err.get("input"), default=str)[:80]
-        raise SettingsError(path, _loc(err["loc"]), f"{err['msg']} (got {shown})") from None
+        raise from_validation_error(SettingsError, path, exc) from None
 
 
 def load_settings(path: Path) -> Settings:

@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bench.errors import from_validation_error
+
 from .errors import RecordError
 from .migrate import migrate
 from .model import Record
@@ -33,13 +35,6 @@ class LoadResult:
         return {r.record.id: r for r in self.records}
 
 
-def _field_path(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def parse_record(data: Any, path: Path | str) -> Record:
     """Migrate and validate one record's JSON value; raise RecordError naming the first bad field."""
     if not isinstance(data, dict):
@@ -48,10 +43,7 @@ def parse_record(data: Any, path: Path | str) -> Record:
     try:
         return Record.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        got = err.get("input")
-        shown = json.dumps(got, default=str)[:80] if err["type"] != "missing" else "nothing"
-        raise RecordError(path, _field_path(err["loc"]), f"{err['msg']} (got {shown})") from None
+        raise from_validation_error(RecordError, path, exc) from None
 
 
 def load_record(path: Path, *, check_layout: bool = True) -> LoadedRecord:

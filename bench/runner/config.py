@@ -17,6 +17,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from bench.errors import FieldError, from_validation_error
+
 __all__ = [
     "DEFAULT_LEVELS",
     "ConfigError",
@@ -28,6 +30,7 @@ __all__ = [
     "parse_set",
 ]
 
+_UNION_BRANCHES = frozenset({"int", "str", "function-after"})
 DEFAULT_LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 250)
 _SLUG = r"^[a-z0-9][a-z0-9._-]*$"
 _MULTIPLE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*x\s*$")
@@ -36,17 +39,8 @@ Scalar = str | int | float | bool | None
 ArgValue = Scalar | list[str | int | float]
 
 
-class ConfigError(Exception):
+class ConfigError(FieldError):
     """A bad config: names the file, the field and what was expected."""
-
-    def __init__(self, path: Path | str, field: str, expected: str) -> None:
-        self.path = str(path)
-        self.field = field or "(whole file)"
-        self.expected = expected
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        return f"{self.path}: field '{self.field}': {self.expected}"
 
 
 class _Strict(BaseModel):
@@ -169,23 +163,13 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[tuple[str, Any]
     return out
 
 
-def _field_path(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def parse_config(data: Any, path: Path | str) -> RunConfig:
     if not isinstance(data, dict):
         raise ConfigError(path, "", f"a YAML mapping of config fields, got {type(data).__name__}")
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in ("int", "str", "function-after")))
-        got = "nothing" if err["type"] == "missing" else json.dumps(err.get("input"), default=str)[:80]
-        raise ConfigError(path, _field_path(loc), f"{err['msg']} (got {got})") from None
+        raise from_validation_error(ConfigError, path, exc, skip=_UNION_BRANCHES) from None
 
 
 def load_config(path: Path, overrides: Sequence[tuple[str, Any]] = ()) -> RunConfig:

@@ -21,6 +21,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bench.errors import FieldError
 from bench.record.model import SLUG
 
 from .paths import RECORD_ID_PATTERN
@@ -31,15 +32,10 @@ _FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*\n", re.DOTALL)
 _H1 = re.compile(r"^# +(.+?)\s*#*\s*$", re.MULTILINE)
 
 
-class DeadEndError(Exception):
+class DeadEndError(FieldError):
     """Bad dead-end front matter: names the file, the field and what was expected."""
 
-    def __init__(self, path: str, field: str, expected: str) -> None:
-        self.path, self.field, self.expected = path, field or "(front matter)", expected
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        return f"{self.path}: field '{self.field}': {self.expected}"
+    whole = "(front matter)"
 
 
 class DeadEndMeta(BaseModel):
