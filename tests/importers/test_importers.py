@@ -16,6 +16,7 @@ FIX = Path(__file__).parent / "fixtures"
 SGLANG = FIX / "sglang-bench_serving-constructed.jsonl"
 VLLM = FIX / "vllm-bench-serve-constructed.json"
 GUIDELLM = FIX / "guidellm-0.8.1-mock-server-concurrent-1-2.json"
+GUIDELLM_LLAMA = FIX / "guidellm-0.8.1-llama-server-cpu-concurrent-1-2.json"
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 
 
@@ -106,6 +107,20 @@ def test_guidellm_real_report(tmp_path: Path) -> None:
         assert lv.e2e_ms.mean == pytest.approx(m["request_latency"]["successful"]["mean"] * 1000)
         assert lv.samples is not None and len(lv.samples.ttft_ms) == lv.requests_completed
     assert rec.model.name == "mock-model" and rec.server.engine == "unknown"
+    assert round_trip(tmp_path, rec) == rec
+
+
+def test_guidellm_real_report_against_llama_server(tmp_path: Path) -> None:
+    """guidellm 0.8.1 against the real CPU llama-server: its token sums are floats such as 593.9999999999999."""
+    (rec,) = records("guidellm", GUIDELLM_LLAMA)
+    raw = json.loads(GUIDELLM_LLAMA.read_text())
+    assert [lv.concurrency for lv in rec.levels] == [1, 2]
+    for lv, bench in zip(rec.levels, raw["benchmarks"], strict=True):
+        m = bench["metrics"]
+        assert lv.requests_completed == m["request_totals"]["successful"]
+        total = m["output_token_count"]["successful"]["total_sum"]
+        assert lv.output_tokens is not None and lv.output_tokens.total == round(total)
+    assert rec.model.name is not None and rec.model.name.endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
     assert round_trip(tmp_path, rec) == rec
 
 
