@@ -10,7 +10,7 @@ PY="$VENV/bin/python"
 
 pick_python() {
   for c in python3.13 python3.12 python3.11 python3; do
-    if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
       echo "$c"; return 0
     fi
   done
