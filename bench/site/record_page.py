@@ -173,6 +173,30 @@ def _errors(levels: list[Level]) -> str:
     return "## Errors\n\n" + md_table(["Level", "Error rate", "Flagged", "By kind", "Examples"], rows) + "\n"
 
 
+def _client_load(levels: list[Level]) -> str:
+    """The harness's own CPU use per level, to compare with its measured ceiling before blaming the server."""
+    rows = [
+        [
+            md_text(level_name(lv)),
+            f"{lv.client.cpu_percent:,.1f}",
+            f"{lv.client.token_events_per_s:,.0f}",
+            f"{lv.client.token_events:,}",
+            f"{lv.client.wall_s:,.1f}",
+        ]
+        for lv in levels
+        if lv.client is not None
+    ]
+    if not rows:
+        return ""
+    intro = (
+        "What the benchmark client itself spent on each level (warm-up included; 100% = one core). Compare the "
+        "token-event rate with the client's ceiling measured by `benchmarks/client_ceiling.py` on the same host "
+        "before reading a plateau as the server's.\n\n"
+    )
+    header = ["Level", "Client CPU %", "Token events/s", "Token events", "Wall (s)"]
+    return "## Benchmark client load\n\n" + intro + md_table(header, rows, align="lrrrr") + "\n"
+
+
 def _figure_notes(levels: list[Level]) -> str:
     """Formula names and the source's notes on figures, so every number says where it comes from."""
     formulas: dict[tuple[str, str, str], None] = {}
@@ -396,6 +420,7 @@ def record_markdown(
         _distributions(levels),
         _speculative_levels(levels),
         _errors(levels),
+        *(section for section in (_client_load(levels),) if section),
         _charts(record),
         _figure_notes(levels),
         "## Environment",
