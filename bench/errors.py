@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import yaml
 from pydantic import ValidationError
 
-__all__ = ["FieldError", "field_path", "from_validation_error"]
+__all__ = ["FieldError", "field_path", "from_validation_error", "read_yaml_file"]
 
 E = TypeVar("E", bound="FieldError")
 
@@ -47,3 +48,17 @@ def from_validation_error(
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in skip))
     shown = "nothing" if err["type"] == "missing" else json.dumps(err.get("input"), default=str)[:80]
     return cls(path, field_path(loc), f"{err['msg']} (got {shown})")
+
+
+def read_yaml_file(path: Path, error: type[FieldError], *, what: str = "a readable UTF-8 file") -> Any:
+    """Parse one YAML file; an unreadable file or bad YAML raises ``error`` naming the line and column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(path, "", f"{what} ({exc})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        raise error(path, where, f"valid YAML ({getattr(exc, 'problem', None) or exc})") from None

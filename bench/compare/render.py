@@ -19,6 +19,7 @@ from .result import NOT_STATED, Comparison, MetricComparison
 from .verdict import fmt_figure
 
 __all__ = [
+    "comparison_notes",
     "render_comparison_json",
     "render_comparison_markdown",
     "render_comparison_text",
@@ -27,6 +28,21 @@ __all__ = [
     "render_diff_text",
     "render_flags_markdown",
 ]
+
+
+def comparison_notes(c: Comparison) -> list[str]:
+    """The comparison's own notes, the levels only one side states, and how the intervals were made."""
+    notes = list(c.notes)
+    if c.only_in_a:
+        notes.append(f"levels only {c.label_a} states: {', '.join(c.only_in_a)}")
+    if c.only_in_b:
+        notes.append(f"levels only {c.label_b} states: {', '.join(c.only_in_b)}")
+    if c.estimate != "point":
+        notes.append(
+            f"intervals: percentile bootstrap, {c.n_boot} resamples, seed {c.seed} "
+            "(requests within a run; runs, then requests, when a side has several runs)"
+        )
+    return notes
 
 
 def _md(text: str) -> str:
@@ -107,17 +123,8 @@ def _sections(c: Comparison) -> list[tuple[str, list[str]]]:
     notes = [
         "↑ higher is better, ↓ lower is better; requests: what each figure rests on "
         f"({c.label_a} / {c.label_b}; — not stated)",
-        *c.notes,
+        *comparison_notes(c),
     ]
-    if c.only_in_a:
-        notes.append(f"levels only {c.label_a} states: {', '.join(c.only_in_a)}")
-    if c.only_in_b:
-        notes.append(f"levels only {c.label_b} states: {', '.join(c.only_in_b)}")
-    if c.estimate != "point":
-        notes.append(
-            f"intervals: percentile bootstrap, {c.n_boot} resamples, seed {c.seed} "
-            "(requests within a run; runs, then requests, when a side has several runs)"
-        )
     if notes:
         out.append(("Notes", notes))
     if c.info_differences:

@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench.errors import FieldError, from_validation_error
+from bench.errors import FieldError, from_validation_error, read_yaml_file
 
 __all__ = [
     "DEFAULT_SETTINGS_FILE",
@@ -93,14 +92,4 @@ def parse_settings(data: Any, path: Path | str) -> Settings:
 
 def load_settings(path: Path) -> Settings:
     """Read and validate a settings file; ``SettingsError`` on any problem."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(path, "", f"a readable UTF-8 file ({exc})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        raise SettingsError(path, where, f"valid YAML ({getattr(exc, 'problem', exc)})") from None
-    return parse_settings(data, path)
+    return parse_settings(read_yaml_file(path, SettingsError), path)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from bench.errors import FieldError, from_validation_error
+from bench.errors import FieldError, from_validation_error, read_yaml_file
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -174,16 +174,7 @@ def parse_config(data: Any, path: Path | str) -> RunConfig:
 
 def load_config(path: Path, overrides: Sequence[tuple[str, Any]] = ()) -> RunConfig:
     """Read, override and validate one config file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(path, "", f"a readable UTF-8 YAML file ({exc})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        raise ConfigError(path, where, f"valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    data = read_yaml_file(path, ConfigError, what="a readable UTF-8 YAML file")
     if data is None:
         data = {}
     if not isinstance(data, dict):

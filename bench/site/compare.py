@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bench.compare import Comparison, MetricComparison, compare_records
+from bench.compare.render import comparison_notes
 from bench.compare.verdict import fmt_figure
 from bench.record.model import Record
 
@@ -133,16 +134,7 @@ def _details(c: Comparison, page: str, site: SiteData) -> str:
         lines += ["Left out of the verdict:", ""]
         lines += [f"- {md_text(names.get(e.key, e.key))}: {md_text(e.reason)}" for e in c.excluded]
         lines.append("")
-    notes = list(c.notes)
-    if c.only_in_a:
-        notes.append(f"levels only {c.label_a} states: {', '.join(c.only_in_a)}")
-    if c.only_in_b:
-        notes.append(f"levels only {c.label_b} states: {', '.join(c.only_in_b)}")
-    if c.estimate != "point":
-        notes.append(
-            f"intervals: percentile bootstrap, {c.n_boot} resamples, seed {c.seed} "
-            "(requests within a run; runs, then requests, when a side has several runs)"
-        )
+    notes = comparison_notes(c)
     if notes:
         lines += ["Notes:", "", *(f"- {md_text(n)}" for n in notes), ""]
 
