@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import ValidationError
 
-__all__ = ["FieldError", "field_path", "from_validation_error", "read_yaml_file"]
+__all__ = ["FieldError", "field_path", "from_validation_error", "read_text_file", "read_yaml_file"]
 
 E = TypeVar("E", bound="FieldError")
 
@@ -50,12 +50,17 @@ def from_validation_error(
     return cls(path, field_path(loc), f"{err['msg']} (got {shown})")
 
 
-def read_yaml_file(path: Path, error: type[FieldError], *, what: str = "a readable UTF-8 file") -> Any:
-    """Parse one YAML file; an unreadable file or bad YAML raises ``error`` naming the line and column."""
+def read_text_file(path: Path, error: type[FieldError], *, what: str = "a readable UTF-8 file") -> str:
+    """A whole file as text; an unreadable or non-UTF-8 file raises ``error`` naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise error(path, "", f"{what} ({exc})") from None
+
+
+def read_yaml_file(path: Path, error: type[FieldError], *, what: str = "a readable UTF-8 file") -> Any:
+    """Parse one YAML file; an unreadable file or bad YAML raises ``error`` naming the line and column."""
+    text = read_text_file(path, error, what=what)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

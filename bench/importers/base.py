@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.errors import read_text_file
 from bench.record import Level, Metric, Record, RecordError, new_record_id
 from bench.record.model import ModelRef, Provenance, Server, Status, Workload
 
@@ -24,10 +25,7 @@ def slug(text: str) -> str:
 
 def read_json(path: Path) -> Any:
     """Parse a whole-file JSON document; errors name the line, column and character position."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordError(path, "", f"a readable UTF-8 file ({exc})") from None
+    text = read_text_file(path, RecordError)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

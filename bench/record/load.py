@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bench.errors import from_validation_error
+from bench.errors import from_validation_error, read_text_file
 
 from .errors import RecordError
 from .migrate import migrate
@@ -47,10 +47,7 @@ def parse_record(data: Any, path: Path | str) -> Record:
 
 
 def load_record(path: Path, *, check_layout: bool = True) -> LoadedRecord:
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordError(path, "", f"a readable UTF-8 file ({exc})") from None
+    raw = read_text_file(path, RecordError)
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
