@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,15 @@ from .errors import RecordError
 from .migrate import migrate
 from .model import Record
 
-__all__ = ["LoadResult", "LoadedRecord", "load_record", "load_records", "parse_record"]
+__all__ = [
+    "LoadResult",
+    "LoadedRecord",
+    "load_record",
+    "load_records",
+    "loads_json",
+    "non_finite_field",
+    "parse_record",
+]
 
 
 @dataclass(frozen=True)
@@ -35,10 +44,54 @@ class LoadResult:
         return {r.record.id: r for r in self.records}
 
 
+class _NonFinite:
+    """Stands for a ``NaN``/``Infinity`` literal while the JSON is parsed, so its field can be named."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def non_finite_field(data: Any, prefix: str = "") -> tuple[str, str] | None:
+    """The dotted path and literal of the first non-finite number in ``data`` (parsed JSON), or None."""
+    if isinstance(data, _NonFinite):
+        return prefix, data.text
+    if isinstance(data, float) and not math.isfinite(data):
+        return prefix, repr(data)
+    if isinstance(data, dict):
+        for k, v in data.items():
+            found = non_finite_field(v, f"{prefix}.{k}" if prefix else str(k))
+            if found is not None:
+                return found
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            found = non_finite_field(v, f"{prefix}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def loads_json(raw: str, path: Path | str) -> Any:
+    """Parse a record's text; NaN and Infinity (which JSON does not allow, but Python writes) are refused
+    with the field they stand in."""
+    try:
+        data = json.loads(raw, parse_constant=_NonFinite)
+    except json.JSONDecodeError as exc:
+        raise RecordError(path, f"line {exc.lineno} column {exc.colno}", f"valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise RecordError(path, "", "JSON nested less deeply (the file nests too deep to read)") from None
+    found = non_finite_field(data)
+    if found is not None:
+        raise RecordError(path, found[0], f"a finite number (got {found[1]}: JSON has no NaN or Infinity)")
+    return data
+
+
 def parse_record(data: Any, path: Path | str) -> Record:
     """Migrate and validate one record's JSON value; raise RecordError naming the first bad field."""
     if not isinstance(data, dict):
         raise RecordError(path, "", f"a JSON object, got {type(data).__name__}")
+    found = non_finite_field(data)
+    if found is not None:
+        raise RecordError(path, found[0], f"a finite number (got {found[1]}: JSON has no NaN or Infinity)")
     data = migrate(data, path)
     try:
         return Record.model_validate(data)
@@ -48,11 +101,7 @@ def parse_record(data: Any, path: Path | str) -> Record:
 
 def load_record(path: Path, *, check_layout: bool = True) -> LoadedRecord:
     raw = read_text_file(path, RecordError)
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise RecordError(path, f"line {exc.lineno} column {exc.colno}", f"valid JSON ({exc.msg})") from None
-    record = parse_record(data, path)
+    record = parse_record(loads_json(raw, path), path)
     if check_layout:
         if path.stem != record.id:
             raise RecordError(path, "id", f"the file name without .json ({path.stem!r}), got {record.id!r}")

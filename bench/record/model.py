@@ -1,21 +1,28 @@
-"""The benchmark record, schema version 1: one JSON file per run.
+"""The benchmark record, schema version 2: one JSON file per run.
 
 Conventions
 -----------
 * A field the source does not state is ``None`` (rendered "not stated"), never guessed.
-* Every metric carries the name of the formula that produced it (see ``bench.record.formulas``).
+* Every metric carries the name of the formula that produced it (and, where it matters, its source).
 * Times are milliseconds, throughputs tokens (or requests) per second.
+* What the server reported about itself is *observed* (``server.observed``); a field whose value only the
+  run config states is listed in ``claims`` (rendered "claimed"). Where config and server disagreed and the
+  run went on anyway (``--allow-mismatch``), ``mismatches`` keeps both values.
+* Numbers are finite: NaN and Infinity are refused with the file and the field.
+* Free text is capped (``TEXT_LIMITS``) so that one record cannot swell every page that lists it.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "SCHEMA_VERSION",
+    "TEST_SERVER_ENGINE",
+    "TEXT_LIMITS",
     "Benchbook",
     "ClientLoad",
     "Environment",
@@ -24,8 +31,12 @@ __all__ = [
     "LevelErrors",
     "LevelSpeculative",
     "Metric",
+    "Mismatch",
     "ModelRef",
+    "Observed",
+    "PrefixCache",
     "Provenance",
+    "Recipe",
     "Record",
     "Samples",
     "Server",
@@ -35,15 +46,31 @@ __all__ = [
     "Workload",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+TEXT_LIMITS: dict[str, int] = {
+    "title": 200,
+    "description": 4000,
+    "note": 2000,
+    "message": 2000,
+    "log_excerpt": 8000,
+    "error_example": 500,
+    "error_examples": 20,
+    "tag": 64,
+    "tags": 32,
+}
+"""The longest free text each field takes (characters; ``error_examples`` and ``tags`` count items)."""
 
 SLUG = r"^[a-z0-9][a-z0-9._-]*$"
+
+TEST_SERVER_ENGINE = "benchbook-testserver"
+"""The engine name benchbook's own test server announces (``server.observed.engine``)."""
 
 
 class _Strict(BaseModel):
     """Unknown keys are refused so that a typo cannot silently drop a figure."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Metric(_Strict):
@@ -66,7 +93,12 @@ class Metric(_Strict):
     stdev: float | None = None
     n: int | None = Field(default=None, ge=0, description="samples the figures rest on")
     approximate: bool = Field(default=False, description="the source gives the figure as approximate ('about')")
-    note: str | None = None
+    note: str | None = Field(default=None, max_length=TEXT_LIMITS["note"])
+    source: str | None = Field(
+        default=None,
+        max_length=TEXT_LIMITS["note"],
+        description="where the inputs came from, e.g. 'meta_info.spec_verify_ct per request'",
+    )
 
     @model_validator(mode="after")
     def _has_a_figure(self) -> Metric:
@@ -98,31 +130,62 @@ class Samples(_Strict):
     e2e_ms: list[float]
     output_tokens: list[int | None]
     input_tokens: list[int | None] = Field(default_factory=list)
+    cached_tokens: list[int | None] = Field(
+        default_factory=list, description="prompt tokens the server served from its prefix cache, per request"
+    )
 
     @model_validator(mode="after")
     def _same_length(self) -> Samples:
         n = len(self.ttft_ms)
         if len(self.e2e_ms) != n or len(self.output_tokens) != n:
             raise ValueError("ttft_ms, e2e_ms and output_tokens must have one entry per request")
-        if self.input_tokens and len(self.input_tokens) != n:
-            raise ValueError("input_tokens must be empty or have one entry per request")
+        for name in ("input_tokens", "cached_tokens"):
+            if getattr(self, name) and len(getattr(self, name)) != n:
+                raise ValueError(f"{name} must be empty or have one entry per request")
         return self
 
 
 class LevelSpeculative(_Strict):
-    """Speculative decoding figures for the requests of this level only (never a lifetime average)."""
+    """Speculative decoding figures for the requests of this level only (never a lifetime average).
+
+    Two different figures, never converted into each other without their inputs:
+
+    * ``acceptance_rate`` = accepted draft tokens / proposed draft tokens (``accepted_tokens / draft_tokens``),
+      a fraction from 0 to 1;
+    * ``accept_length`` = output tokens / verify steps (``output_tokens / verify_steps``), tokens per
+      target-model forward pass, at least 1.
+    """
 
     accept_length: Metric | None = None
     acceptance_rate: Metric | None = None
-    draft_tokens: int | None = Field(default=None, ge=0)
-    accepted_tokens: int | None = Field(default=None, ge=0)
-    verify_steps: int | None = Field(default=None, ge=0)
-    method: str | None = Field(default=None, description="how the figures were read, e.g. per-request timings")
+    draft_tokens: int | None = Field(default=None, ge=0, description="proposed draft tokens, summed over requests")
+    accepted_tokens: int | None = Field(default=None, ge=0, description="accepted draft tokens, summed")
+    verify_steps: int | None = Field(default=None, ge=0, description="target verify steps, summed")
+    output_tokens: int | None = Field(default=None, ge=0, description="output tokens of the requests counted")
+    requests: int | None = Field(default=None, ge=0, description="requests whose figures are summed")
+    method: str | None = Field(
+        default=None, max_length=TEXT_LIMITS["note"], description="how the figures were read, e.g. per-request timings"
+    )
+    missing: list[str] = Field(
+        default_factory=list, description="figures this engine or API does not report, each with why"
+    )
+
+
+class PrefixCache(_Strict):
+    """Prompt tokens served from the server's prefix cache over the requests of a level."""
+
+    cached_tokens: int = Field(ge=0, description="sum of cached prompt tokens over the requests that report it")
+    input_tokens: int = Field(ge=0, description="sum of prompt tokens over the same requests")
+    hit_share: float = Field(ge=0, le=1, description="cached_tokens / input_tokens")
+    requests: int = Field(ge=0, description="requests that reported a cached-token count")
+    source: str = Field(max_length=TEXT_LIMITS["note"], description="e.g. meta_info.cached_tokens")
 
 
 class LevelErrors(_Strict):
     by_kind: dict[str, int] = Field(default_factory=dict)
-    examples: list[str] = Field(default_factory=list)
+    examples: list[Annotated[str, Field(max_length=TEXT_LIMITS["error_example"])]] = Field(
+        default_factory=list, max_length=TEXT_LIMITS["error_examples"]
+    )
     error_rate: float | None = Field(default=None, ge=0, le=1)
     flagged: bool = Field(default=False, description="error rate above the run's threshold")
 
@@ -144,7 +207,9 @@ class Level(_Strict):
         ge=1,
         description="concurrent requests; None when the source does not state it (e.g. 'at saturation')",
     )
-    label: str | None = Field(default=None, description="e.g. 'saturation' for a level stated without its concurrency")
+    label: str | None = Field(
+        default=None, max_length=80, description="e.g. 'saturation' for a level stated without its concurrency"
+    )
     requests_sent: int | None = Field(default=None, ge=0)
     requests_completed: int | None = Field(default=None, ge=0)
     requests_failed: int | None = Field(default=None, ge=0)
@@ -163,7 +228,14 @@ class Level(_Strict):
     input_tokens: TokenCounts | None = None
     finish_reasons: dict[str, int] = Field(default_factory=dict)
     speculative: LevelSpeculative | None = None
+    prefix_cache: PrefixCache | None = None
     errors: LevelErrors | None = None
+    failure: str | None = Field(
+        default=None,
+        max_length=TEXT_LIMITS["message"],
+        description="why this level is not valid (e.g. error rate above the threshold); None: the level is valid. "
+        "A failed level never enters a comparison, a chart line or a verdict.",
+    )
     client: ClientLoad | None = None
     samples: Samples | None = None
 
@@ -177,14 +249,20 @@ class Level(_Strict):
     def key(self) -> str:
         return str(self.concurrency) if self.concurrency is not None else (self.label or "?")
 
+    @property
+    def failed(self) -> bool:
+        return self.failure is not None
+
 
 class Provenance(_Strict):
     kind: Literal["measured", "transcribed", "imported"]
-    source: str | None = Field(default=None, description="citation, file or URL the figures come from")
+    source: str | None = Field(
+        default=None, max_length=TEXT_LIMITS["note"], description="citation, file or URL the figures come from"
+    )
     tool: str | None = Field(default=None, description="what produced the figures (benchbook, sglang bench_serving...)")
     measured_at: datetime | None = Field(default=None, description="when the figures were measured, if known")
     test_server: bool = Field(default=False, description="measured against a synthetic test server, not an engine")
-    notes: str | None = None
+    notes: str | None = Field(default=None, max_length=TEXT_LIMITS["description"])
 
     @model_validator(mode="after")
     def _cited(self) -> Provenance:
@@ -203,8 +281,56 @@ class ModelRef(_Strict):
     name: str | None = Field(default=None, description="None: the source does not state it")
     revision: str | None = None
     path: str | None = None
-    sha256: str | None = None
+    sha256: str | None = Field(default=None, description="sha256 of the weights file the server loaded (observed)")
     quantization: str | None = None
+    conversion: dict[str, str] = Field(
+        default_factory=dict,
+        description="how a converted model was made: source file sha256, converter and library versions",
+    )
+
+
+class Observed(_Strict):
+    """What the server reported about itself (its info endpoints, its own header), never what a config says.
+
+    ``sources`` names the endpoint each field came from; ``endpoints`` the HTTP status of every endpoint asked.
+    """
+
+    engine: str | None = Field(default=None, description="sglang, vllm, llama.cpp, benchbook-testserver, openai")
+    version: str | None = None
+    model: str | None = Field(default=None, description="the model path or id the server reports")
+    tp_size: int | None = Field(default=None, ge=1)
+    dp_size: int | None = Field(default=None, ge=1)
+    speculative_algorithm: str | None = None
+    speculative_num_steps: int | None = None
+    speculative_topk: int | None = None
+    speculative_num_draft_tokens: int | None = None
+    draft_model: str | None = None
+    allreduce_fusion: bool | None = None
+    attention_backend: str | None = None
+    parallel_slots: int | None = Field(default=None, ge=0)
+    extra: dict[str, Any] = Field(default_factory=dict, description="other reported facts, by name")
+    sources: dict[str, str] = Field(default_factory=dict, description="field -> endpoint it was read from")
+    endpoints: dict[str, int | None] = Field(
+        default_factory=dict, description="endpoint -> HTTP status (None: no answer)"
+    )
+
+
+class Mismatch(_Strict):
+    """A comparability field on which the config and the server disagreed (kept with ``--allow-mismatch``)."""
+
+    field: str
+    claimed: Any = None
+    observed: Any = None
+
+
+class Recipe(_Strict):
+    """How to measure this record again: the resolved config and the command line that produced it."""
+
+    config: dict[str, Any] = Field(description="the resolved run config (after overrides), secrets redacted")
+    config_path: str | None = Field(default=None, description="the config file, relative to the repository")
+    overrides: list[str] = Field(default_factory=list, description="command-line overrides, as KEY=VALUE")
+    command: str | None = Field(default=None, description="the bench command that reproduces this record")
+    rerun_of: str | None = Field(default=None, description="the id of the record this run measured again")
 
 
 class Server(_Strict):
@@ -214,7 +340,8 @@ class Server(_Strict):
     command: list[str] | None = Field(default=None, description="the full launch command line, if launched")
     args: dict[str, Any] = Field(default_factory=dict, description="every launch argument, by name")
     server_info: dict[str, Any] | None = Field(default=None, description="the engine's own server-info payload")
-    notes: list[str] = Field(default_factory=list)
+    observed: Observed | None = Field(default=None, description="what the server reported about itself")
+    notes: list[Annotated[str, Field(max_length=TEXT_LIMITS["note"])]] = Field(default_factory=list)
 
 
 class Speculative(_Strict):
@@ -223,7 +350,7 @@ class Speculative(_Strict):
     topk: int | None = None
     num_draft_tokens: int | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
-    notes: str | None = None
+    notes: str | None = Field(default=None, max_length=TEXT_LIMITS["description"])
 
 
 class Gpu(_Strict):
@@ -234,10 +361,14 @@ class Gpu(_Strict):
     memory_mib: int | None = None
     power_limit_w: float | None = None
     clocks: dict[str, Any] = Field(default_factory=dict)
+    devices: list[dict[str, Any]] = Field(
+        default_factory=list, description="one entry per GPU (index, model, memory, clocks, power limit)"
+    )
 
 
 class Environment(_Strict):
     gpu: Gpu = Field(default_factory=Gpu)
+    topology: str | None = Field(default=None, description="GPU-to-GPU topology (nvidia-smi topo -m)")
     cuda_runtime: str | None = None
     nccl_version: str | None = None
     env_vars: dict[str, str] = Field(default_factory=dict, description="allow-listed variables (NCCL_*, ...)")
@@ -251,7 +382,7 @@ class Environment(_Strict):
 class Workload(_Strict):
     prompt_set: str
     prompt_set_hash: str | None = Field(default=None, description="sha256 of the prompt set's content")
-    prompt_set_description: str | None = None
+    prompt_set_description: str | None = Field(default=None, max_length=TEXT_LIMITS["description"])
     num_prompts: int | None = Field(default=None, ge=0)
     api: str | None = Field(default=None, description="chat, completions, generate")
     requests_per_level: int | None = Field(default=None, ge=0)
@@ -262,22 +393,30 @@ class Workload(_Strict):
     temperature: float | None = None
     ignore_eos: bool | None = None
     seed: int | None = None
+    prefix: Literal["repeated", "unique"] | None = Field(
+        default=None,
+        description="repeated: prompts are sent as written, so repeats can hit a prefix cache; unique: every "
+        "request starts with its own marker, so no two requests share a prefix beyond the chat template",
+    )
+    cache_policy: str | None = Field(
+        default=None, max_length=TEXT_LIMITS["note"], description="the server's prefix cache as measured, in words"
+    )
 
 
 class Status(_Strict):
     state: Literal["complete", "partial", "failed"]
-    message: str | None = None
-    log_excerpt: str | None = None
+    message: str | None = Field(default=None, max_length=TEXT_LIMITS["message"])
+    log_excerpt: str | None = Field(default=None, max_length=TEXT_LIMITS["log_excerpt"])
     failed_level: int | None = None
 
 
 class Record(_Strict):
-    schema_version: Literal[1] = 1
-    id: str = Field(pattern=r"^[0-9]{8}T[0-9]{6}Z-[a-z0-9][a-z0-9._-]*-[0-9a-f]{7,12}$")
-    experiment: str = Field(pattern=SLUG)
-    variant: str = Field(pattern=SLUG)
-    title: str | None = None
-    description: str | None = None
+    schema_version: Literal[2] = 2
+    id: str = Field(pattern=r"^[0-9]{8}T[0-9]{6}Z-[a-z0-9][a-z0-9._-]*-[0-9a-f]{7,12}$", max_length=160)
+    experiment: str = Field(pattern=SLUG, max_length=100)
+    variant: str = Field(pattern=SLUG, max_length=100)
+    title: str | None = Field(default=None, max_length=TEXT_LIMITS["title"])
+    description: str | None = Field(default=None, max_length=TEXT_LIMITS["description"])
     created_at: datetime
     provenance: Provenance
     benchbook: Benchbook = Field(default_factory=Benchbook)
@@ -289,8 +428,20 @@ class Record(_Strict):
     workload: Workload
     levels: list[Level]
     status: Status
-    tags: list[str] = Field(default_factory=list)
-    run_group: str | None = Field(default=None, description="records of one configuration measured together")
+    tags: list[Annotated[str, Field(max_length=TEXT_LIMITS["tag"])]] = Field(
+        default_factory=list, max_length=TEXT_LIMITS["tags"]
+    )
+    run_group: str | None = Field(
+        default=None, max_length=200, description="records of one configuration measured together"
+    )
+    claims: list[str] = Field(
+        default_factory=list,
+        description="dotted fields whose values only the run config states: the server did not report them",
+    )
+    mismatches: list[Mismatch] = Field(
+        default_factory=list, description="config vs server disagreements kept with --allow-mismatch"
+    )
+    recipe: Recipe | None = None
 
     @field_validator("created_at")
     @classmethod
@@ -308,8 +459,17 @@ class Record(_Strict):
             if lv.key in seen:
                 raise ValueError(f"level {lv.key} appears twice")
             seen.add(lv.key)
+        observed = self.server.observed
+        if observed is not None and observed.engine == TEST_SERVER_ENGINE and not self.provenance.test_server:
+            raise ValueError(
+                "the server identified itself as benchbook's test server: provenance.test_server must be true"
+            )
         return self
 
     @property
     def is_speculative(self) -> bool:
         return self.speculative is not None and self.speculative.algorithm is not None
+
+    def is_claimed(self, field: str) -> bool:
+        """True when ``field`` (dotted) or a parent of it is listed in ``claims``."""
+        return any(field == c or field.startswith(c + ".") for c in self.claims)

@@ -31,7 +31,7 @@ migrate_mod = importlib.import_module("bench.record.migrate")
 def minimal(variant: str = "baseline", **over: Any) -> dict[str, Any]:
     created = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     data: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": 2,
         "id": f"20260102T030405Z-{variant}-abcdef1",
         "experiment": "exp",
         "variant": variant,
@@ -233,3 +233,67 @@ def test_dump_and_reload_round_trips_none_fields() -> None:
     rec = parse_record(minimal(speculative={"algorithm": None}, draft_model={"name": None}), "mem")
     again = parse_record(json.loads(dump_record(rec)), "mem")
     assert again == rec and again.speculative is not None and again.speculative.algorithm is None
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Schema v2: migration from v1, non-finite numbers, text caps, the test server's identity
+
+
+def test_v1_attached_record_migrates_with_claims_and_failed_levels(tmp_path: Path) -> None:
+    v1 = minimal(schema_version=1, speculative={"algorithm": "EAGLE3", "topk": 4})
+    v1["levels"][0]["errors"] = {"by_kind": {"http_5xx": 9}, "error_rate": 0.9, "flagged": True}
+    rec = load_record(write(tmp_path, v1)).record
+    assert rec.schema_version == 2
+    # attached (no server.command): what the v1 config said is a claim now, not an observation
+    assert rec.claims == ["model.name", "speculative"]
+    assert rec.is_claimed("speculative.topk") and not rec.is_claimed("model.sha256")
+    assert rec.levels[0].failed and "90%" in (rec.levels[0].failure or "")
+
+
+def test_v1_launched_record_has_no_claims(tmp_path: Path) -> None:
+    v1 = minimal(schema_version=1, server={"engine": "llama.cpp", "command": ["llama-server", "-m", "x.gguf"]})
+    assert load_record(write(tmp_path, v1)).record.claims == []
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('"mean": NaN', "levels[0].ttft_ms.mean"),
+        ('"mean": Infinity', "levels[0].ttft_ms.mean"),
+        ('"mean": -Infinity', "levels[0].ttft_ms.mean"),
+    ],
+)
+def test_non_finite_numbers_are_refused_with_the_field(text: str, field: str, tmp_path: Path) -> None:
+    path = write(tmp_path, minimal())
+    raw = path.read_text(encoding="utf-8").replace('"mean": 10.5', text)
+    path.write_text(raw, encoding="utf-8")
+    with pytest.raises(RecordError) as info:
+        load_record(path)
+    assert info.value.field == field
+    assert "finite number" in info.value.expected
+
+
+def test_non_finite_numbers_in_free_form_dicts_are_refused_too() -> None:
+    data = minimal(server={"engine": "sglang", "server_info": {"x": [1.0, float("nan")]}})
+    with pytest.raises(RecordError) as info:
+        parse_record(data, "r.json")
+    assert info.value.field == "server.server_info.x[1]"
+
+
+def test_free_text_is_capped_with_the_limit_named() -> None:
+    from bench.record.model import TEXT_LIMITS
+
+    with pytest.raises(RecordError) as info:
+        parse_record(minimal(title="x" * (TEXT_LIMITS["title"] + 1)), "r.json")
+    assert info.value.field == "title"
+    assert str(TEXT_LIMITS["title"]) in info.value.expected
+    parse_record(minimal(title="x" * TEXT_LIMITS["title"]), "r.json")  # exactly at the limit is fine
+
+
+def test_a_record_from_the_test_server_cannot_claim_a_real_engine() -> None:
+    observed = {"engine": "benchbook-testserver", "sources": {"engine": "header x-benchbook-test-server"}}
+    with pytest.raises(RecordError) as info:
+        parse_record(minimal(server={"engine": "sglang", "observed": observed}), "r.json")
+    assert "test_server" in info.value.expected
+    prov = {"kind": "measured", "tool": "benchbook", "test_server": True}
+    parse_record(minimal(server={"engine": "sglang", "observed": observed}, provenance=prov), "r.json")

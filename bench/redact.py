@@ -1,0 +1,268 @@
+"""Redaction: the one place that decides what a secret looks like and hides it.
+
+Every string that enters a record, a log excerpt, a terminal line, a PR report or a page passes through this
+module (``redact_text`` for free text, ``redact_value`` for a named value or a JSON-like tree, ``redact_argv``
+for a command line), and ``bench check`` uses ``find_secrets`` to refuse a record that still holds one. What
+counts as secret:
+
+* **names** (of variables, flags, JSON keys, query parameters) made of a secret word: KEY, TOKEN, SECRET, PASS
+  (PASSWORD, PASSWD, PASSPHRASE), COOKIE, SESSION, BEARER, AUTH (AUTHORIZATION), CREDENTIAL(S), PRIVATE, SIG
+  (SIGNATURE); a count such as ``max_tokens`` is not a name of a secret;
+* **shapes** of keys and tokens: Hugging Face ``hf_``, OpenAI/Anthropic ``sk-``, Stripe ``sk_live_``/``rk_test_``,
+  AWS ``AKIA``/``ASIA``, GitHub ``ghp_``/``github_pat_``, GitLab ``glpat-``, Slack ``xox?-``, Google ``ya29.``
+  and ``AIza``, JWTs, ``Bearer``/``Basic`` credentials, PEM private-key blocks;
+* **URL user-info** (``scheme://user:pw@host``, ``redis://:pw@host``) and **secret query parameters**
+  (``?access_token=``, ``sig=``, ``X-Amz-Signature=``...);
+* ``NAME=value`` / ``"name": "value"`` pairs whose name is secret;
+* **long random strings** (base64-like with high entropy, or 32+ hex digits that are not a sha1/sha256 digest).
+
+Redaction keeps the surrounding text: ``https://<redacted>@host/path``, ``access_token=<redacted>``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "REDACTED",
+    "find_secrets",
+    "looks_like_secret",
+    "redact_argv",
+    "redact_text",
+    "redact_value",
+    "secret_name",
+]
+
+REDACTED = "<redacted>"
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Names
+
+_SECRET_WORDS = frozenset(
+    {
+        "KEY",
+        "KEYS",
+        "APIKEY",
+        "TOKEN",
+        "SECRET",
+        "SECRETS",
+        "PASS",
+        "PASSWD",
+        "PASSWORD",
+        "PASSWORDS",
+        "PASSPHRASE",
+        "PWD",
+        "COOKIE",
+        "COOKIES",
+        "SESSION",
+        "SESSIONID",
+        "BEARER",
+        "AUTH",
+        "AUTHORIZATION",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "CREDS",
+        "PRIVATE",
+        "SIG",
+        "SIGNATURE",
+    }
+)
+# Glued words (``accesstoken``, ``hfpassword``) end in one of these.
+_SECRET_SUFFIXES = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY", "COOKIE", "CREDENTIALS")
+# Parts that contain a secret word but name something else.
+_NOT_SECRET_PARTS = frozenset({"TOKENIZER", "TOKENIZERS", "TOKENS", "KEYBOARD", "PASSTHROUGH", "BYPASS"})
+_NAME_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+
+
+def secret_name(name: str) -> bool:
+    """True when ``name`` (a variable, flag, JSON key or query parameter) names a secret.
+
+    >>> [secret_name(n) for n in ("HF_TOKEN", "--api-key", "secretKey", "max_tokens", "TOKENIZERS_PARALLELISM")]
+    [True, True, True, False, False]
+    """
+    parts = [p.upper() for p in _NAME_PARTS.findall(name)]
+    for part in parts:
+        if part in _NOT_SECRET_PARTS:
+            continue
+        if part in _SECRET_WORDS or (len(part) > 4 and part.endswith(_SECRET_SUFFIXES)):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Shapes inside text
+
+_B = r"(?<![A-Za-z0-9_\-])"  # not preceded by a word character: a shape starts a token
+_KEY_SHAPES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p)
+    for p in (
+        _B + r"hf_[A-Za-z0-9]{8,}",
+        _B + r"sk-[A-Za-z0-9_\-]{8,}",
+        _B + r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}",
+        _B + r"(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{12,}",
+        _B + r"gh[pousr]_[A-Za-z0-9]{8,}",
+        _B + r"github_pat_[A-Za-z0-9_]{8,}",
+        _B + r"glpat-[A-Za-z0-9_\-]{8,}",
+        _B + r"xox[abprse]-[A-Za-z0-9\-]{4,}",
+        _B + r"ya29\.[A-Za-z0-9_\-.]{8,}",
+        _B + r"AIza[0-9A-Za-z_\-]{20,}",
+        _B + r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}(?:\.[A-Za-z0-9_\-]+)?",
+        _B + r"npm_[A-Za-z0-9]{20,}",
+        _B + r"tok_[A-Za-z0-9_\-]{6,}",
+    )
+)
+_PEM = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.DOTALL
+)
+_AUTH_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+)([A-Za-z0-9._~+/\-]{6,}=*)", re.IGNORECASE)
+# scheme://user:pw@ , scheme://:pw@ , scheme://token@ (user-info of any kind)
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/\s@?#]*@)")
+_QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&#\s\"'<>]*)")
+# NAME=value, NAME: value, "name": "value", --name=value (the name decides)
+_PAIR = re.compile(
+    r"""(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<q1>["'])?(?P<sep>\s*[=:]\s*)(?P<q2>["'])?"""
+    r"""(?P<value>(?(q2)[^"'\n]*|[^\s,;"'}\]]+))"""
+)
+_BASE64ISH = re.compile(r"^[A-Za-z0-9+/_\-]+={0,2}$")
+_HEX = re.compile(r"^[0-9a-fA-F]{32,}$")
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
+_DIGEST_LENGTHS = (40, 64)  # sha1 (git commits) and sha256: hashes, not secrets
+
+
+def _entropy(s: str) -> float:
+    counts = Counter(s)
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _random_token(tok: str) -> bool:
+    """A long random-looking string: 32+ hex digits (not a sha1/sha256 digest), or 24+ base64-like characters
+    mixing letters and digits with long alphanumeric runs and high entropy (a model name such as
+    ``Meta-Llama-3.1-8B-Instruct`` is made of short runs; a random key is not)."""
+    if _HEX.match(tok):
+        return len(tok) not in _DIGEST_LENGTHS
+    if len(tok) < 24 or not _BASE64ISH.match(tok):
+        return False
+    if not (any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok)):
+        return False
+    runs = _ALNUM_RUN.findall(tok)
+    mean_run = sum(len(r) for r in runs) / len(runs)
+    return mean_run >= 10 and _entropy(tok) >= 3.8
+
+
+def _pair(m: re.Match[str]) -> str:
+    if not secret_name(m.group("name")) or not m.group("value") or m.group("value") == REDACTED:
+        return m.group(0)
+    return f"{m.group('name')}{m.group('q1') or ''}{m.group('sep')}{m.group('q2') or ''}{REDACTED}"
+
+
+def _query(m: re.Match[str]) -> str:
+    if secret_name(m.group(2)) and m.group(3) and m.group(3) != REDACTED:
+        return f"{m.group(1)}{m.group(2)}={REDACTED}"
+    return m.group(0)
+
+
+def _random_tokens(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in re.finditer(r"[^\s,;=\"'`()\[\]{}<>|@?&:]+", text):
+        tok = m.group(0)
+        core = tok.strip(".")
+        if _random_token(core):
+            out.append(text[pos : m.start()])
+            out.append(tok.replace(core, REDACTED))
+            pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every secret inside it replaced by ``<redacted>`` (the rest of the text kept)."""
+    if not text:
+        return text
+    out = _PEM.sub("<redacted private key>", text)
+    out = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", out)
+    out = _QUERY_PARAM.sub(_query, out)
+    out = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
+    for shape in _KEY_SHAPES:
+        out = shape.sub(REDACTED, out)
+    out = _PAIR.sub(_pair, out)
+    return _random_tokens(out)
+
+
+def looks_like_secret(text: str) -> bool:
+    """True when ``text`` holds anything :func:`redact_text` would hide."""
+    return redact_text(text) != text
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Named values, trees and command lines
+
+
+def redact_value(name: str, value: Any) -> Any:
+    """A copy of ``value`` fit to record under ``name``: the whole value hidden when the name is secret (and the
+    value not empty), else every string inside it passed through :func:`redact_text`, keys of mappings deciding
+    for their values in turn."""
+    if name and secret_name(name) and value not in (None, "", False, [], {}) and not isinstance(value, bool | int):
+        return REDACTED
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, Mapping):
+        return {redact_text(str(k)): redact_value(str(k), v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_value("", v) for v in value]
+    return value
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """A command line with the value of every secret flag hidden (``--api-key X``, ``--token=X``) and every
+    other argument passed through :func:`redact_text`."""
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next and not (arg.startswith("-") and len(arg) > 1 and not arg[1].isdigit()):
+            out.append(REDACTED)
+            hide_next = False
+            continue
+        hide_next = False
+        if arg.startswith("-") and len(arg) > 1:
+            flag, eq, val = arg.partition("=")
+            if secret_name(flag):
+                if eq:
+                    out.append(f"{flag}={REDACTED}" if val else arg)
+                else:
+                    out.append(arg)
+                    hide_next = True
+                continue
+        out.append(redact_text(arg))
+    return out
+
+
+def _walk(value: Any, path: str, name: str) -> Iterator[tuple[str, str, Any, bool]]:
+    """(dotted path, key name, leaf, is_key) for every key and leaf of a JSON-like tree."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            where = f"{path}.{k}" if path else str(k)
+            yield where, str(k), str(k), True
+            yield from _walk(v, where, str(k))
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from _walk(v, f"{path}[{i}]", name)
+    else:
+        yield path, name, value, False
+
+
+def find_secrets(value: Any, path: str = "") -> list[str]:
+    """The dotted paths in a JSON-like tree that hold a secret (by name or by shape). Never the values."""
+    found: set[str] = set()
+    for where, name, leaf, is_key in _walk(value, path, ""):
+        if is_key:
+            if looks_like_secret(leaf):
+                found.add(where)
+        elif isinstance(leaf, str) and (looks_like_secret(leaf) or redact_value(name, leaf) != leaf):
+            found.add(where)
+    return sorted(found)

@@ -1,0 +1,132 @@
+"""The one redaction module: planted secrets of every shape the hardening issue lists never survive, and
+ordinary benchmark text (model names, digests, formulas, paths, counts) is left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.redact import REDACTED, find_secrets, looks_like_secret, redact_argv, redact_text, redact_value, secret_name
+
+# (planted text, the secret part that must disappear)
+PLANTED = [
+    ("http://user:pw@host:8000/v1", "user:pw"),
+    ("redis://:s3cretpw@cache:6379/0", "s3cretpw"),
+    ("https://store/x.tar?access_token=abc123def&part=2", "abc123def"),
+    ("/opt/nccl/net.so?sig=9f8e7d6c5b&se=2027", "9f8e7d6c5b"),
+    ("https://bucket/o?X-Amz-Signature=deadbeefcafe", "deadbeefcafe"),
+    ("key sk_live_4eC39HqLyjWDarjtT1zdp7dc used", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+    ("sk-proj-abcdefghijklmnop0123", "sk-proj-abcdefghijklmnop0123"),
+    ("HF says hf_AbCdEfGhIjKlMnOpQrSt", "hf_AbCdEfGhIjKlMnOpQrSt"),
+    ("ya29.a0AfH6SMBx-token-value", "ya29.a0AfH6SMBx-token-value"),
+    ("AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    ("aws wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY end", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("ghp_16C7e42F292c6912E7710c838347Ae178B4a", "ghp_16C7e42F292c6912E7710c838347Ae178B4a"),
+    ("Authorization: Bearer eyJhbGciOi.eyJzdWIiOiIx.sig", "eyJhbGciOi"),
+    ("--admin-token tok_9aZ8bY7cX6", "tok_9aZ8bY7cX6"),
+    ("PASSWORD=hunter2 next", "hunter2"),
+    ('{"api_key": "plain-words-key"}', "plain-words-key"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNz"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), PLANTED)
+def test_planted_secrets_are_redacted_and_detected(text: str, secret: str) -> None:
+    out = redact_text(text)
+    assert secret not in out
+    assert REDACTED in out or "<redacted private key>" in out
+    assert looks_like_secret(text)
+    assert not looks_like_secret(out)  # redaction is a fixed point
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SmolLM2-135M-Instruct",
+        "meta-llama/Meta-Llama-3.1-8B-Instruct",
+        "sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        "f0e069014ef3788e068701aa2aecf75c066ed2de",
+        "tpot_(e2e-ttft)/(output_tokens-1)",
+        "/root/.cache/benchbook/logs/20261130T234109Z-baseline-db2789a.log",
+        "max_tokens=256 speculative-num-draft-tokens: 16",
+        'GGML_ASSERT(add_ok && "batch must be large enough to hold the sampled and draft tokens") failed',
+        "http://127.0.0.1:30000/generate",
+        "NCCL_IB_HCA=mlx5_0:1,mlx5_1:1",
+    ],
+)
+def test_ordinary_benchmark_text_is_kept(text: str) -> None:
+    assert redact_text(text) == text
+    assert not looks_like_secret(text)
+
+
+def test_secret_names() -> None:
+    for name in (
+        "HF_TOKEN",
+        "--api-key",
+        "apiKey",
+        "DB_PASSPHRASE",
+        "SESSION_ID",
+        "X-Auth",
+        "sessionCookie",
+        "BEARER",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "ssh_private",
+        "sig",
+        "hfpassword",
+    ):
+        assert secret_name(name), name
+    for name in (
+        "max_tokens",
+        "TOKENIZERS_PARALLELISM",
+        "num_draft_tokens",
+        "NCCL_IB_HCA",
+        "author",
+        "monkey",
+        "keep_alive",
+        "passthrough",
+    ):
+        assert not secret_name(name), name
+
+
+def test_named_values_and_trees() -> None:
+    tree = {
+        "NCCL_SOCKET_IFNAME": "eth0",
+        "MY_PASS": "x",
+        "nested": {"cookie": "abc", "ok": ["fine", "hf_AbCdEfGhIjKlMnOpQrSt"]},
+        "max_tokens": 256,
+    }
+    out = redact_value("", tree)
+    assert out == {
+        "NCCL_SOCKET_IFNAME": "eth0",
+        "MY_PASS": REDACTED,
+        "nested": {"cookie": REDACTED, "ok": ["fine", REDACTED]},
+        "max_tokens": 256,
+    }
+    assert find_secrets(tree) == ["MY_PASS", "nested.cookie", "nested.ok[1]"]
+    assert find_secrets(out) == []  # already redacted values are not findings
+
+
+def test_command_lines() -> None:
+    argv = [
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--api-key",
+        "sk-abcdefgh12345678",
+        "--port",
+        "30000",
+        "--admin-token=tok_abc123",
+        "--model-path",
+        "http://u:p@host/m",
+    ]
+    assert redact_argv(argv) == [
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--api-key",
+        REDACTED,
+        "--port",
+        "30000",
+        f"--admin-token={REDACTED}",
+        "--model-path",
+        f"http://{REDACTED}@host/m",
+    ]
