@@ -303,7 +303,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         torch.nn.utils.clip_grad_norm_(params, 0.5)
         opt.step()
         steps_done += 1
-        losses.append(float(loss_total))
+        losses.append(float(loss_total.detach()))
         accs.append(step_acc)
         if steps_done % args.log_every == 0 or steps_done == 1:
             print(f"step {steps_done} loss {losses[-1]:.4f} top-1 by step "
