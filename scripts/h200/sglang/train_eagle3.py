@@ -143,7 +143,7 @@ class MidLayer(nn.Module):
 
 
 class Eagle3Draft(nn.Module):
-    def __init__(self, cfg: dict[str, Any], embed: torch.Tensor, lm_head: torch.Tensor) -> None:
+    def __init__(self, cfg: dict[str, Any], embed: torch.Tensor, lm_head: torch.Tensor, train_head: bool) -> None:
         super().__init__()
         h = cfg["hidden_size"]
         self.embed_tokens = nn.Embedding.from_pretrained(embed.clone(), freeze=True)
@@ -153,12 +153,56 @@ class Eagle3Draft(nn.Module):
         self.lm_head = nn.Linear(h, lm_head.shape[0], bias=False)
         with torch.no_grad():
             self.lm_head.weight.copy_(lm_head)
+        self.lm_head.weight.requires_grad_(train_head)
         for name, p in self.named_parameters():
             if p.dim() == 2 and name not in ("embed_tokens.weight", "lm_head.weight"):
                 nn.init.normal_(p, std=0.02)
 
     def state_for_sglang(self) -> dict[str, torch.Tensor]:
         return {k: v.detach().to(torch.bfloat16).contiguous().cpu() for k, v in self.state_dict().items()}
+
+    def trained_state(self) -> dict[str, torch.Tensor]:
+        """Only what training changed (small enough to bring back from the GPU machine): ``assemble`` rebuilds
+        the full head from it and the target's embeddings."""
+        names = {n for n, p in self.named_parameters() if p.requires_grad}
+        return {k: v for k, v in self.state_for_sglang().items() if k in names}
+
+
+def head_config(cfg: dict[str, Any], layers: list[int], rope_theta: float) -> dict[str, Any]:
+    out = dict(cfg)
+    out.pop("_name_or_path", None)
+    out.update(
+        architectures=["LlamaForCausalLMEagle3"],
+        num_hidden_layers=1,
+        tie_word_embeddings=False,
+        draft_vocab_size=cfg["vocab_size"],
+        target_hidden_size=cfg["hidden_size"],
+        rope_theta=rope_theta,
+        eagle_config={"eagle_aux_hidden_state_layer_ids": [i - 1 for i in layers]},
+    )
+    return out
+
+
+def assemble(target_dir: Path, trained: Path, out_dir: Path) -> str:
+    """Rebuild the servable head from ``trained.safetensors`` and the target's embeddings (and head, if it was not
+    trained); returns the head's sha256, which equals the one written at training time."""
+    from safetensors.torch import load_file, save_file
+
+    cfg = json.loads((target_dir / "config.json").read_text())
+    target = load_file(str(target_dir / "model.safetensors"))
+    state = load_file(str(trained))
+    embed = target["model.embed_tokens.weight"].to(torch.bfloat16)
+    head = target.get("lm_head.weight", embed).to(torch.bfloat16)
+    full = {"embed_tokens.weight": embed.clone(), **state}
+    full.setdefault("lm_head.weight", head.clone())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    meta = json.loads((trained.parent / "train.json").read_text())
+    cfg.setdefault("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
+    theta = cfg.get("rope_theta") or cfg.get("rope_parameters", {}).get("rope_theta", 10000.0)
+    (out_dir / "config.json").write_text(json.dumps(head_config(cfg, meta["aux_layer_inputs"], float(theta)), indent=1))
+    save_file(dict(sorted(full.items())), str(out_dir / "model.safetensors"))
+    (out_dir / "train.json").write_text(json.dumps(meta, indent=1))
+    return sha256_file(out_dir / "model.safetensors")
 
 
 def aux_layer_inputs(num_layers: int) -> list[int]:
@@ -178,8 +222,17 @@ def render(tokenizer: Any, prompt: Any, style: str) -> list[int]:
 
 
 @torch.no_grad()
-def generate(model: Any, prompts: list[list[int]], *, max_new: int, temperature: float, seed: int, batch: int,
-             device: torch.device, pad_id: int) -> list[list[int]]:
+def generate(
+    model: Any,
+    prompts: list[list[int]],
+    *,
+    max_new: int,
+    temperature: float,
+    seed: int,
+    batch: int,
+    device: torch.device,
+    pad_id: int,
+) -> list[list[int]]:
     """Responses that run to ``max_new`` tokens without stopping at EOS (as ``ignore_eos`` runs do)."""
     out: list[list[int]] = []
     torch.manual_seed(seed)
@@ -196,8 +249,9 @@ def generate(model: Any, prompts: list[list[int]], *, max_new: int, temperature:
         kwargs: dict[str, Any] = {"do_sample": temperature > 0, "max_new_tokens": max_new, "min_new_tokens": max_new}
         if temperature > 0:
             kwargs.update(temperature=temperature, top_p=1.0, top_k=0)
-        gen = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), eos_token_id=None,
-                             pad_token_id=pad_id, **kwargs)
+        gen = model.generate(
+            input_ids=ids.to(device), attention_mask=mask.to(device), eos_token_id=None, pad_token_id=pad_id, **kwargs
+        )
         for r, i in enumerate(idx):
             results[i] = gen[r, width:].tolist()
     for i in range(len(prompts)):
@@ -242,8 +296,16 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     seqs: list[tuple[list[int], int]] = []  # (tokens, prompt length)
     temps = [0.0] + [args.temperature] * (args.samples - 1)
     for k, temp in enumerate(temps):
-        outs = generate(model, [r[2] for r in rendered], max_new=args.max_new_tokens, temperature=temp,
-                        seed=args.seed + k, batch=args.gen_batch, device=device, pad_id=pad_id)
+        outs = generate(
+            model,
+            [r[2] for r in rendered],
+            max_new=args.max_new_tokens,
+            temperature=temp,
+            seed=args.seed + k,
+            batch=args.gen_batch,
+            device=device,
+            pad_id=pad_id,
+        )
         seqs += [(r[2] + o, len(r[2])) for r, o in zip(rendered, outs, strict=True)]
     t_data = time.time()
     print(f"data: {len(seqs)} sequences, {sum(len(s) for s, _ in seqs)} tokens in {t_data - t_start:.1f} s", flush=True)
@@ -251,7 +313,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     # 2. the head
     embed = model.get_input_embeddings().weight.detach().float()
     head = model.get_output_embeddings().weight.detach().float()
-    draft = Eagle3Draft(cfg, embed, head).to(device)
+    draft = Eagle3Draft(cfg, embed, head, args.train_head).to(device)
     rope_theta = cfg.get("rope_theta") or cfg.get("rope_parameters", {}).get("rope_theta", 10000.0)
     rope = Rope(cfg["head_dim"], float(rope_theta), max(len(s) for s, _ in seqs) + args.ttt + 8, device)
     params = [p for p in draft.parameters() if p.requires_grad]
@@ -306,25 +368,25 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         losses.append(float(loss_total.detach()))
         accs.append(step_acc)
         if steps_done % args.log_every == 0 or steps_done == 1:
-            print(f"step {steps_done} loss {losses[-1]:.4f} top-1 by step "
-                  + " ".join(f"{a:.2f}" for a in step_acc) + f" ({time.time() - t_start:.0f} s)", flush=True)
+            print(
+                f"step {steps_done} loss {losses[-1]:.4f} top-1 by step "
+                + " ".join(f"{a:.2f}" for a in step_acc)
+                + f" ({time.time() - t_start:.0f} s)",
+                flush=True,
+            )
     t_train = time.time()
 
     # 3. save in SGLang's layout
-    head_cfg = dict(cfg)
-    head_cfg.pop("_name_or_path", None)
-    head_cfg.update(
-        architectures=["LlamaForCausalLMEagle3"], num_hidden_layers=1, tie_word_embeddings=False,
-        draft_vocab_size=cfg["vocab_size"], target_hidden_size=cfg["hidden_size"], rope_theta=float(rope_theta),
-        eagle_config={"eagle_aux_hidden_state_layer_ids": [i - 1 for i in layers]},
-    )
-    (out_dir / "config.json").write_text(json.dumps(head_cfg, indent=1))
-    save_file(draft.state_for_sglang(), str(out_dir / "model.safetensors"))
-    tail = accs[-min(len(accs), 20):]
+    (out_dir / "config.json").write_text(json.dumps(head_config(cfg, layers, float(rope_theta)), indent=1))
+    save_file(dict(sorted(draft.state_for_sglang().items())), str(out_dir / "model.safetensors"))
+    save_file(dict(sorted(draft.trained_state().items())), str(out_dir / "trained.safetensors"))
+    tail = accs[-min(len(accs), 20) :]
     report = {
         "target": str(target_dir),
         "target_weights_sha256": sha256_file(target_dir / "model.safetensors"),
         "head_sha256": sha256_file(out_dir / "model.safetensors"),
+        "trained_sha256": sha256_file(out_dir / "trained.safetensors"),
+        "lm_head_trained": args.train_head,
         "prompt_sets": {s.name: s.content_hash for s in sets},
         "prompts_used": len(prompts),
         "styles": ["chat (tokenizer chat template)", "generate (plain User:/Assistant: text)"],
@@ -341,11 +403,15 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         "steps": steps_done,
         "final_loss": losses[-1] if losses else None,
         "train_top1_by_step_last_20": [round(sum(a[k] for a in tail) / len(tail), 4) for k in range(args.ttt)]
-        if tail else [],
+        if tail
+        else [],
         "seconds": {"data": round(t_data - t_start, 1), "train": round(t_train - t_data, 1)},
         "seed": args.seed,
-        "versions": {"torch": torch.__version__, "transformers": __import__("transformers").__version__,
-                     "python": sys.version.split()[0]},
+        "versions": {
+            "torch": torch.__version__,
+            "transformers": __import__("transformers").__version__,
+            "python": sys.version.split()[0],
+        },
         "device": torch.cuda.get_device_name(0) if device.type == "cuda" else "cpu",
         "script_sha256": sha256_file(Path(__file__)),
     }
@@ -358,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--target", required=True, help="the target model folder (safetensors + tokenizer)")
     p.add_argument("--out", required=True, help="where the head is written")
+    p.add_argument("--assemble", metavar="TRAINED", help="only rebuild the head from a trained.safetensors")
+    p.add_argument("--train-head", action="store_true", help="train lm_head too (default: the target's, frozen)")
     p.add_argument("--seconds", type=float, default=180.0, help="training time budget")
     p.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: only the time budget)")
     p.add_argument("--samples", type=int, default=8, help="responses per prompt and style: 1 greedy + sampled")
@@ -374,6 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if args.assemble:
+        print("assembled", args.out, "sha256", assemble(Path(args.target), Path(args.assemble), Path(args.out)))
+        return 0
     train(args)
     return 0
 
