@@ -27,7 +27,7 @@ export BENCHBOOK_CACHE="$SG/cache"
 t0=$(date +%s)
 el() { echo "$(( $(date +%s) - t0 )) s"; }
 
-stash() { cp "$1"/piece.* "$SG/stash/"; ls -la "$SG/stash" | tail -n +2; }
+stash() { cp "$1"/piece.* "$SG/stash/"; ls -la "$SG/stash"; }
 
 cmd="${1:?usage: remote.sh stash|setup|serve|wait|train|run|stop|logs}"; shift
 case "$cmd" in
@@ -37,13 +37,27 @@ case "$cmd" in
     stash "$part"
     cp "$part"/SHA256SUMS "$part"/SIZES "$part"/commit "$part"/dirty "$SG/"
     if [ ! -f "$SG/site/sglang/__init__.py" ]; then
-      cat "$SG"/stash/piece.* > "$SG/payload"
-      off=0
-      while read -r name size; do
-        tail -c +$((off + 1)) "$SG/payload" | head -c "$size" > "$SG/$name"; off=$((off + size))
-      done < "$SG/SIZES"
+      # the pieces are one stream of the files named in SIZES, in order
+      python3 - "$SG" <<'PYEOF'
+import pathlib, sys
+sg = pathlib.Path(sys.argv[1])
+stream = [open(p, "rb") for p in sorted((sg / "stash").glob("piece.*"))]
+cur = 0
+for line in (sg / "SIZES").read_text().splitlines():
+    if not line.strip():
+        continue
+    name, size = line.split()
+    left = int(size)
+    with open(sg / name, "wb") as out:
+        while left:
+            chunk = stream[cur].read(min(left, 1 << 24))
+            if not chunk:
+                cur += 1
+                continue
+            out.write(chunk)
+            left -= len(chunk)
+PYEOF
       (cd "$SG" && sha256sum -c SHA256SUMS) || { echo "payload sha256 mismatch" >&2; exit 1; }
-      rm -f "$SG/payload"
       mkdir -p "$SG/site" "$SG/model"
       tar -xJf "$SG/site.tar.xz" -C "$SG/site" && tar -xJf "$SG/fi.tar.xz" -C "$SG/site"
       python3 -m zipfile -e "$SG/model.whl" "$SG/model"

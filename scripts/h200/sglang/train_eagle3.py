@@ -335,30 +335,28 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         with torch.no_grad():
             out = model(input_ids=ids, output_hidden_states=True)
             aux = torch.cat([out.hidden_states[i] for i in layers], dim=-1).to(dtype)
-            target_logits = out.logits.float()
+            p_all = torch.softmax(out.logits.float(), dim=-1)  # the target's next-token distribution per position
+            del out
         loss_total = torch.zeros((), device=device)
         step_acc = []
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
             hid = draft.fc(aux)
             cache: list[list[torch.Tensor]] = [[], []]
             for k in range(args.ttt):
-                # position t at step k: input token x[t+k+1], target distribution of x[t+k+2] (logits at t+k+1)
+                # position t at step k: input token x[t+k+1], target distribution of x[t+k+2] (p_all at t+k+1)
                 shift = k + 1
+                n = width - shift
                 inp = torch.full_like(ids, pad_id)
-                inp[:, : width - shift] = ids[:, shift:]
-                tgt = torch.zeros_like(target_logits)
-                tgt[:, : width - shift] = target_logits[:, shift:]
-                m = torch.zeros_like(valid)
-                m[:, : width - shift] = valid[:, shift:]
+                inp[:, :n] = ids[:, shift:]
                 hid = draft.midlayer(draft.embed_tokens(inp).to(hid.dtype), hid, rope, k, cache)
-                logits = draft.lm_head(draft.norm(hid)).float()
-                p = torch.softmax(tgt, dim=-1)
-                ce = -(p * torch.log_softmax(logits, dim=-1)).sum(-1)
-                mf = m.float()
+                logp = torch.log_softmax(draft.lm_head(draft.norm(hid[:, :n])).float(), dim=-1)
+                p = p_all[:, shift:]
+                mf = valid[:, shift:].float()
+                ce = -(p * logp).sum(-1)
                 loss_k = (ce * mf).sum() / mf.sum().clamp_min(1.0)
                 loss_total = loss_total + (args.decay**k) * loss_k
                 with torch.no_grad():
-                    hit = (logits.argmax(-1) == tgt.argmax(-1)).float()
+                    hit = (logp.argmax(-1) == p.argmax(-1)).float()
                     step_acc.append(float((hit * mf).sum() / mf.sum().clamp_min(1.0)))
         opt.zero_grad(set_to_none=True)
         loss_total.backward()
