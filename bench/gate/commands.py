@@ -56,7 +56,7 @@ def _check(args: argparse.Namespace) -> int:
         print(f"FAIL {failure}", file=sys.stderr)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    summary = f"{len(result.added)} record(s) added; {len(result.failures)} problem(s)"
+    summary = f"{len(result.added_files)} record(s) added; {len(result.failures)} problem(s)"
     print(("ok: " if result.ok else "gate failed: ") + summary, file=sys.stderr)
     return EXIT_OK if result.ok else EXIT_FAIL
 
