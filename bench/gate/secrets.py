@@ -30,7 +30,7 @@ def secret_reason(fields: list[str]) -> str:
     more = f" and {len(fields) - _SHOWN_FIELDS} more" if len(fields) > _SHOWN_FIELDS else ""
     return (
         f"holds what looks like a secret in {len(fields)} field(s): {shown}{more}. Records are public: remove the "
-        "value (the harness writes <redacted>) and rotate the credential; the value is not repeated here"
+        "value (the harness writes <redacted>) and, if it is a credential, rotate it; the value is not repeated here"
     )
 
 

@@ -11,6 +11,7 @@ from gate_helpers import BASELINE, EAGLE, GitRepo, new_record, shipped
 
 from bench.cli import main
 from bench.gate import GateEnvError, run_check
+from bench.gate.gfm import escape_gfm
 
 EXP = "records/eagle-fast-verify"
 
@@ -160,7 +161,7 @@ def test_cli_exit_codes(
     report = tmp_path / "out" / "report.md"
     assert main(["check", "--repo", str(repo.root), "--base", "main", "--report", str(report)]) == 0
     text = report.read_text(encoding="utf-8")
-    assert "20261201T101500Z-eagle3-abc1234" in text and "passes" in text
+    assert escape_gfm("20261201T101500Z-eagle3-abc1234") in text and "passes" in text
 
     repo.git("rm", "-q", f"{EXP}/{BASELINE}.json")
     repo.commit_all("delete")

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from gate_helpers import BASELINE, PROJECT, GitRepo, new_record
 
+from bench.gate.gfm import escape_gfm
+
 EXP = "records/eagle-fast-verify"
 
 
@@ -48,7 +50,7 @@ def test_pr_check_passes_on_a_clean_addition_and_fails_on_a_deletion(site_repo: 
     done = run_pr_check(site_repo, tmp_path / "ok", "main")
     assert done.returncode == 0, done.stdout + done.stderr
     report = (tmp_path / "ok" / "report.md").read_text(encoding="utf-8")
-    assert data["id"] in report and "passes" in report
+    assert escape_gfm(data["id"]) in report and "passes" in report
     assert (tmp_path / "ok" / "report.json").is_file()
     assert (tmp_path / "ok" / "site" / "index.html").is_file()
 

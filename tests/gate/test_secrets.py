@@ -15,6 +15,7 @@ import pytest
 from gate_helpers import GitRepo, new_record
 
 from bench.cli import main
+from bench.gate.gfm import escape_gfm
 
 EXP = "records/eagle-fast-verify"
 PEM = (
@@ -96,7 +97,7 @@ def test_records_holding_secrets_are_refused_without_repeating_them(
         assert "secret" in line
         for f in fields:
             assert f in line, (f, line)
-            assert f in md
+            assert escape_gfm(f) in md
         report = json.loads(js)
         assert any(x["path"] == rel and "secret" in x["reason"] for x in report["failures"])
     assert json.loads(js)["ok"] is False
@@ -133,3 +134,26 @@ def test_harness_redacted_values_and_record_ids_pass(repo: GitRepo, add_record: 
     add_record(data)
     result = run_check(repo.root, "main")
     assert result.ok, result.failures
+
+
+def test_a_secret_in_a_record_already_on_the_base_is_not_repeated(
+    repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 10's example: the report's info differences printed
+    ``environment.env_vars.AWS_SECRET_ACCESS_KEY: not stated vs wJalr…`` from the record compared against."""
+    legacy = new_record("20261201T090000Z-eagle3-abc1230", tok_s=80.0)
+    legacy["environment"]["env_vars"] = {"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}
+    legacy["provenance"]["source"] = "https://ada:hunter2pw@tracker.example/runs/0"
+    repo.write_json(f"{EXP}/{legacy['id']}.json", legacy)
+    base = repo.commit_all("a legacy record, merged before the gate scanned for secrets")
+    clean = new_record("20261201T101500Z-eagle3-abc1234", tok_s=81.0)
+    repo.write_json(f"{EXP}/{clean['id']}.json", clean)
+    repo.commit_all("a clean record")
+    md, js = tmp_path / "report.md", tmp_path / "report.json"
+    capsys.readouterr()
+    assert main(["check", "--repo", str(repo.root), "--base", base, "--report", str(md)]) == 0
+    assert main(["check", "--repo", str(repo.root), "--base", base, "--format", "json", "--report", str(js)]) == 0
+    out = capsys.readouterr()
+    texts = {"stdout": out.out, "stderr": out.err, "report.md": md.read_text(), "report.json": js.read_text()}
+    assert_nowhere(texts, PLANTED)
+    assert "AWS\\_SECRET\\_ACCESS\\_KEY: &lt;redacted&gt; → —" in texts["report.md"]  # the field, not the value
