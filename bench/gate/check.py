@@ -66,6 +66,7 @@ class CheckResult:
     records_dir: str
     added_files: list[str] = field(default_factory=list)  # every file the change adds under the records folder
     added: list[AddedRecord] = field(default_factory=list)  # those that load and hold no secret
+    secret_files: list[str] = field(default_factory=list)  # added files holding what looks like a secret
     failures: list[Failure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     base_records: dict[str, Record] = field(default_factory=dict)  # rel path -> record on the base
@@ -190,6 +191,7 @@ def run_check(
     result.base_records = base_tree.records
 
     secrets = {rel: found for rel in added_paths if (found := secret_fields(head_files.get(rel)))}
+    result.secret_files = sorted(secrets)
     for rel in sorted(added_paths):
         if rel in secrets:
             result.failures.append(Failure(rel, secret_reason(secrets[rel])))

@@ -259,6 +259,7 @@ def render_json(report: Report) -> dict[str, Any]:
         "head": {"sha": c.head_sha, "include_worktree": c.include_worktree},
         "records_dir": c.records_dir,
         "added_files": list(c.added_files),
+        "secret_files": list(c.secret_files),
         "failures": [{"path": f.path, "reason": f.reason} for f in c.failures],
         "warnings": list(c.warnings),
         "compare_available": report.compare_available,
