@@ -209,6 +209,10 @@ def run_check(
         elif rel in head.records and rel not in secrets:
             rec = head.records[rel]
             result.added.append(AddedRecord(path=rel, record=rec, content_hash=content_hash(rec)))
+    if uncovered:
+        result.warnings.append(
+            f"JSON file(s) added outside {records_dir}/ are not checked as records: {_listing(uncovered)}"
+        )
     for rel, err in sorted(head.errors.items()):
         if rel not in added_paths:
             result.warnings.append(redact_text(f"existing record does not load: {err}"))

@@ -314,7 +314,7 @@ def render_markdown(report: Report, *, max_chars: int | None = None) -> str:
     until it fits, and then whole records, each drop said in the report."""
     head = _header(report)
     warnings = report.check.warnings
-    tail = _fold(f"{len(warnings)} warning(s) about records already on the base", [f"- {shown(w)}" for w in warnings])
+    tail = _fold(f"{len(warnings)} warning(s)", [f"- {shown(w)}" for w in warnings])
     leads = [_record_lead(rr) for rr in report.records]
     folds = [_record_folds(rr) for rr in report.records]
 

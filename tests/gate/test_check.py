@@ -227,6 +227,16 @@ def test_json_added_outside_a_real_records_folder_is_not_a_record(repo: GitRepo)
     repo.commit_all("a data file")
     result = run_check(repo.root, "main")
     assert result.ok and result.added == []
+    assert result.warnings == ["JSON file(s) added outside records/ are not checked as records: docs/data.json"]
+
+
+def test_records_dir_given_as_an_absolute_path_inside_the_repository(
+    repo: GitRepo, add_record: Callable[..., str]
+) -> None:
+    rel = add_record()
+    result = run_check(repo.root, "main", records_dir=str(repo.root / "records"))
+    assert result.ok and result.records_dir == "records"
+    assert [a.path for a in result.added] == [rel]
 
 
 def test_first_record_into_a_new_records_folder(repo: GitRepo) -> None:
