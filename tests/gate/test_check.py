@@ -184,7 +184,7 @@ def test_cli_exit_codes(
 # ------------------------------------------------------------------ the records folder must cover what the change adds
 
 
-@pytest.mark.parametrize("records_dir", ["recordz", "../../etc", "/etc", "docs"])
+@pytest.mark.parametrize("records_dir", ["recordz", "../../etc", "/etc", "docs", "docs/index.md"])
 def test_records_dir_that_misses_the_added_records_is_an_error(
     repo: GitRepo, add_record: Callable[..., str], capsys: pytest.CaptureFixture[str], records_dir: str
 ) -> None:
