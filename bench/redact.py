@@ -140,9 +140,12 @@ def _entropy(s: str) -> float:
 
 
 _SEGMENT_SPLIT = re.compile(r"[-_.]+")
+# A UTC time in ISO basic format (``20261130T231000Z``, as record ids start): a clock reading, not randomness.
+_UTC_STAMP = re.compile(r"[0-9]{8}T[0-9]{6}Z?")
 
 
 def _random_segment(seg: str) -> bool:
+    seg = _UTC_STAMP.sub("", seg)
     if len(seg) < 20 or not _BASE64ISH.match(seg):
         return False
     classes = sum((any(c.islower() for c in seg), any(c.isupper() for c in seg), any(c.isdigit() for c in seg)))

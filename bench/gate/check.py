@@ -7,9 +7,16 @@ A change FAILS when it
   folder = experiment);
 * adds a file under ``records/`` that is not at ``records/<experiment>/<id>.json``;
 * leaves two records at HEAD with the same ``id`` or the same content hash (the content apart from
-  ``id`` and ``created_at``, see ``snapshot.content_hash``).
+  ``id`` and ``created_at``, see ``snapshot.content_hash``);
+* adds a JSON file under ``records/`` whose raw content holds what ``bench.redact.find_secrets`` takes for a
+  secret (a key shape, URL user-info, a PEM block, a value under a secret name...). The failure names the file
+  and the fields, never the value, and such a record is left out of the report.
 
-Records already on the base that do not load are reported as warnings, not failures of this change.
+Records already on the base that do not load are reported as warnings, not failures of this change. Every
+reason and warning passes through ``bench.redact.redact_text``.
+
+A records folder that lies outside the repository, or that is unknown or empty while the change adds JSON files
+elsewhere, is a usage error (``GateEnvError``): checking it would pass "0 record(s) added" on records it missed.
 """
 
 from __future__ import annotations
@@ -19,9 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from bench.record import Record
+from bench.redact import redact_text
 
 from .changes import Change, diff_changes
-from .gitrepo import open_repo, resolve_base
+from .gitrepo import GateEnvError, open_repo, resolve_base
+from .secrets import secret_fields, secret_reason, without_quoted_input
 from .snapshot import content_hash, is_record_path, load_tree, tree_files, worktree_files
 
 __all__ = ["AddedRecord", "CheckResult", "Failure", "run_check"]
@@ -31,6 +40,10 @@ __all__ = ["AddedRecord", "CheckResult", "Failure", "run_check"]
 class Failure:
     path: str
     reason: str
+
+    def __post_init__(self) -> None:  # a reason may quote a record's text (a validation message, a path)
+        object.__setattr__(self, "path", redact_text(self.path))
+        object.__setattr__(self, "reason", redact_text(self.reason))
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
@@ -51,7 +64,9 @@ class CheckResult:
     head_sha: str
     include_worktree: bool
     records_dir: str
-    added: list[AddedRecord] = field(default_factory=list)
+    added_files: list[str] = field(default_factory=list)  # every file the change adds under the records folder
+    added: list[AddedRecord] = field(default_factory=list)  # those that load and hold no secret
+    secret_files: list[str] = field(default_factory=list)  # added files holding what looks like a secret
     failures: list[Failure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     base_records: dict[str, Record] = field(default_factory=dict)  # rel path -> record on the base
@@ -108,13 +123,58 @@ def _duplicates(records: dict[str, Record], added_paths: set[str]) -> list[Failu
     return failures
 
 
+def _listing(paths: list[str], limit: int = 10) -> str:
+    shown = ", ".join(paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+def _folder_error(given: str, problem: str, uncovered: list[str]) -> GateEnvError:
+    msg = f"records folder '{given}' {problem}"
+    if uncovered:
+        tops = sorted({PurePosixPath(p).parts[0] for p in uncovered if len(PurePosixPath(p).parts) > 1})
+        hint = f" (did you mean --records-dir {tops[0]}?)" if len(tops) == 1 else ""
+        msg += f"; the change adds JSON files it does not cover: {_listing(uncovered)}{hint}"
+    return GateEnvError(msg)
+
+
+def records_folder(root: Path, given: str, uncovered: list[str]) -> str:
+    """``given`` as a POSIX path relative to the repository root; a folder outside it (or the root itself) is a
+    ``GateEnvError`` that names the JSON files the change adds (``uncovered``)."""
+    path = PurePosixPath(given.replace("\\", "/"))
+    if path.is_absolute():
+        try:
+            path = PurePosixPath(Path(given).resolve().relative_to(root.resolve()).as_posix())
+        except ValueError:
+            path = PurePosixPath("..")
+    if not path.parts or ".." in path.parts:
+        problem = "is not a sub-folder inside the repository (give it relative to the root)"
+        raise _folder_error(given, problem, uncovered)
+    return path.as_posix()
+
+
 def run_check(
     repo_path: Path, base: str | None = None, *, records_dir: str = "records", include_worktree: bool = False
 ) -> CheckResult:
-    """Run the gate. Raises ``GateEnvError`` for a folder that is not a repository or a missing base."""
+    """Run the gate. Raises ``GateEnvError`` for a folder that is not a repository, a missing base, or a records
+    folder that cannot hold what the change adds (see the module docstring)."""
     repo = open_repo(repo_path)
     root = Path(str(repo.working_tree_dir))
     base_label, base_sha = resolve_base(repo, base)
+    changes = diff_changes(repo, base_sha, include_worktree=include_worktree)
+    added_json = sorted(
+        {c.path for c in changes if c.kind in ("added", "copied", "renamed") and c.path.endswith(".json")}
+    )
+    given = records_dir
+    records_dir = records_folder(root, given, added_json)
+    uncovered = [p for p in added_json if not _under(p, records_dir)]
+
+    head_files = worktree_files(root, records_dir) if include_worktree else tree_files(repo, "HEAD", records_dir)
+    base_files = tree_files(repo, base_sha, records_dir)
+    if uncovered and not any(p.endswith(".json") for p in (*head_files, *base_files)):
+        exists = bool(head_files or base_files) or (include_worktree and (root / records_dir).is_dir())
+        problem = "holds no JSON file" if exists else "does not exist (neither at the base nor at HEAD)"
+        raise _folder_error(given, problem, uncovered)
+
     result = CheckResult(
         repo_root=root,
         base_label=base_label,
@@ -123,15 +183,18 @@ def run_check(
         include_worktree=include_worktree,
         records_dir=records_dir,
     )
-    changes = diff_changes(repo, base_sha, include_worktree=include_worktree)
     added_paths, result.failures = _append_only(changes, records_dir)
+    result.added_files = sorted(added_paths)
 
-    head_files = worktree_files(root, records_dir) if include_worktree else tree_files(repo, "HEAD", records_dir)
     head = load_tree(head_files, records_dir)
-    base_tree = load_tree(tree_files(repo, base_sha, records_dir), records_dir)
+    base_tree = load_tree(base_files, records_dir)
     result.base_records = base_tree.records
 
+    secrets = {rel: found for rel in added_paths if (found := secret_fields(head_files.get(rel)))}
+    result.secret_files = sorted(secrets)
     for rel in sorted(added_paths):
+        if rel in secrets:
+            result.failures.append(Failure(rel, secret_reason(secrets[rel])))
         if not is_record_path(rel, records_dir):
             result.failures.append(
                 Failure(
@@ -141,12 +204,17 @@ def run_check(
             )
         elif rel in head.errors:
             err = head.errors[rel]
-            result.failures.append(Failure(rel, f"invalid record: field '{err.field}': {err.expected}"))
-        elif rel in head.records:
+            expected = without_quoted_input(err.expected) if rel in secrets else err.expected
+            result.failures.append(Failure(rel, f"invalid record: field '{err.field}': {expected}"))
+        elif rel in head.records and rel not in secrets:
             rec = head.records[rel]
             result.added.append(AddedRecord(path=rel, record=rec, content_hash=content_hash(rec)))
+    if uncovered:
+        result.warnings.append(
+            f"JSON file(s) added outside {records_dir}/ are not checked as records: {_listing(uncovered)}"
+        )
     for rel, err in sorted(head.errors.items()):
         if rel not in added_paths:
-            result.warnings.append(f"existing record does not load: {err}")
+            result.warnings.append(redact_text(f"existing record does not load: {err}"))
     result.failures += _duplicates(head.records, set(added_paths))
     return result

@@ -16,7 +16,8 @@ from typing import Any
 
 from .check import run_check
 from .gitrepo import GateEnvError
-from .report import build_report, render_json, render_markdown
+from .report import build_report, render_json
+from .report_md import render_markdown
 
 __all__ = ["EXIT_ENV", "EXIT_FAIL", "EXIT_OK", "register"]
 
@@ -46,7 +47,7 @@ def _check(args: argparse.Namespace) -> int:
     text = (
         json.dumps(render_json(report), indent=2, ensure_ascii=False) + "\n"
         if args.format == "json"
-        else render_markdown(report)
+        else render_markdown(report, max_chars=args.max_chars)
     )
     if args.report:
         _write_atomic(Path(args.report), text)
@@ -56,7 +57,7 @@ def _check(args: argparse.Namespace) -> int:
         print(f"FAIL {failure}", file=sys.stderr)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    summary = f"{len(result.added)} record(s) added; {len(result.failures)} problem(s)"
+    summary = f"{len(result.added_files)} record(s) added; {len(result.failures)} problem(s)"
     print(("ok: " if result.ok else "gate failed: ") + summary, file=sys.stderr)
     return EXIT_OK if result.ok else EXIT_FAIL
 
@@ -74,4 +75,10 @@ def register(sub: Any) -> None:
     p.add_argument("--report", metavar="FILE", help="write the report here instead of standard output")
     p.add_argument("--records-dir", default="records", help="records folder, relative to the repository root")
     p.add_argument("--worktree", action="store_true", help="also check uncommitted and untracked files")
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        metavar="N",
+        help="Markdown report: at most N characters (details are left out first; a PR comment takes 65,536)",
+    )
     p.set_defaults(handler=_check)

@@ -23,11 +23,9 @@ __all__ = ["CompareApi", "Pairing", "baseline_variants", "load_compare_api", "pa
 @dataclass(frozen=True)
 class CompareApi:
     compare_records: Callable[..., Any]
-    render_markdown: Callable[[Any], str]
-    render_json: Callable[[Any], dict[str, Any]]
+    render_json: Callable[[Any], dict[str, Any]]  # the report reads the comparison's JSON form only
     fingerprint: Callable[[Record], str]
     flags: Callable[..., list[Any]] | None  # flags(history, thresholds) for one configuration
-    render_flags_markdown: Callable[[Any], str] | None
     settings: Any  # bench.compare.Settings, or None (defaults)
     settings_error: str | None
     module: ModuleType
@@ -41,7 +39,7 @@ def load_compare_api(repo_root: Path) -> CompareApi | None:
         if exc.name is not None and "bench.compare".startswith(exc.name):
             return None
         raise
-    needed = ("compare_records", "render_comparison_markdown", "render_comparison_json", "fingerprint")
+    needed = ("compare_records", "render_comparison_json", "fingerprint")
     if not all(hasattr(mod, n) for n in needed):
         return None
     settings, error = None, None
@@ -54,11 +52,9 @@ def load_compare_api(repo_root: Path) -> CompareApi | None:
             error = str(exc)
     return CompareApi(
         compare_records=mod.compare_records,
-        render_markdown=mod.render_comparison_markdown,
         render_json=mod.render_comparison_json,
         fingerprint=mod.fingerprint,
         flags=getattr(mod, "flags", None),
-        render_flags_markdown=getattr(mod, "render_flags_markdown", None),
         settings=settings,
         settings_error=error,
         module=mod,

@@ -1,31 +1,55 @@
-"""The PR report: for each added record its summary and its comparisons; Markdown for people, JSON for machines.
+"""The PR report: for each added record what a reviewer decides on (validity, the verdicts against the experiment's
+baseline and the previous comparable record, regressions), then the detail. Markdown for the PR comment
+(``bench.gate.report_md``), JSON for machines (here).
 
-``build_report`` gathers the data (calling ``bench.compare`` when it is importable); ``render_markdown``
-and the JSON form are pure.
+``build_report`` gathers the data, calling ``bench.compare`` through its public functions when it is importable
+(its JSON form is what the report reads, so a change in its wording or its dataclasses does not break the gate).
+The renderers are pure. Every string that reaches either form passes through ``bench.redact``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.record import Level, Metric, Record
+from bench.record import Record
+from bench.redact import redact_text, redact_value
 
 from .check import CheckResult
 from .compare_link import CompareApi, Pairing, baseline_variants, load_compare_api, pairings
 
-__all__ = ["ComparisonEntry", "RecordReport", "Report", "build_report", "render_json", "render_markdown"]
+__all__ = [
+    "ComparisonEntry",
+    "RecordReport",
+    "RegressionCheck",
+    "Report",
+    "build_report",
+    "info_differences",
+    "render_json",
+]
 
 
 @dataclass(frozen=True)
 class ComparisonEntry:
     pairing: Pairing
-    markdown: str | None = None
-    data: dict[str, Any] | None = None
-    flags: list[dict[str, Any]] = field(default_factory=list)
-    flags_markdown: str | None = None
+    data: dict[str, Any] | None = None  # bench.compare's JSON form of the comparison
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class RegressionCheck:
+    """The regression rule over this configuration's history on the base, applied to the added record."""
+
+    earlier: int  # records of the same configuration (fingerprint + variant) on the base
+    min_history: int | None
+    flags: list[dict[str, Any]] = field(default_factory=list)  # kind, metric, level, message, ...
+    error: str | None = None
+
+    def of_kind(self, kind: str) -> list[dict[str, Any]]:
+        return [f for f in self.flags if f.get("kind") == kind]
 
 
 @dataclass(frozen=True)
@@ -34,6 +58,9 @@ class RecordReport:
     record: Record
     fingerprint: str | None
     comparisons: list[ComparisonEntry]
+    baseline_variant: str | None = None
+    regressions: RegressionCheck | None = None
+    problems: list[str] = field(default_factory=list)  # the gate's failures for this file
 
 
 @dataclass(frozen=True)
@@ -44,29 +71,32 @@ class Report:
     settings_error: str | None = None
 
 
-def _flags(api: CompareApi, history: list[Record], record: Record) -> tuple[list[dict[str, Any]], str | None]:
-    """Regression flags about ``record`` over its configuration's history (data, Markdown)."""
+def _flag_dict(f: object) -> dict[str, Any]:
+    if dataclasses.is_dataclass(f) and not isinstance(f, type):
+        return dataclasses.asdict(f)
+    return {k: getattr(f, k) for k in ("kind", "metric", "level", "record_id", "message") if hasattr(f, k)}
+
+
+def _regressions(api: CompareApi, history: list[Record], record: Record) -> RegressionCheck | None:
     if api.flags is None:
-        return [], None
+        return None
     thresholds = getattr(api.settings, "regression", None)
     if thresholds is None:
         thresholds = api.module.RegressionThresholds()
-    found = [f for f in api.flags([*history, record], thresholds) if getattr(f, "record_id", None) == record.id]
-    data = [
-        dataclasses.asdict(f) if dataclasses.is_dataclass(f) and not isinstance(f, type) else {"message": str(f)}
-        for f in found
-    ]
-    md = api.render_flags_markdown(found) if api.render_flags_markdown is not None else None
-    return data, md
+    min_history = getattr(thresholds, "min_history", None)
+    try:
+        found = [f for f in api.flags([*history, record], thresholds) if getattr(f, "record_id", None) == record.id]
+    except Exception as exc:  # a check that cannot run must not hide the gate's verdict
+        return RegressionCheck(len(history), min_history, error=f"{type(exc).__name__}: {exc}")
+    return RegressionCheck(len(history), min_history, [_flag_dict(f) for f in found])
 
 
-def _compare(api: CompareApi, record: Record, pairing: Pairing, history: list[Record]) -> ComparisonEntry:
+def _compare(api: CompareApi, record: Record, pairing: Pairing) -> ComparisonEntry:
     if pairing.against is None:
         return ComparisonEntry(pairing)
     try:
         comp = api.compare_records([pairing.against], [record], settings=api.settings)
-        flags, flags_md = _flags(api, history, record) if pairing.kind == "previous" else ([], None)
-        return ComparisonEntry(pairing, api.render_markdown(comp), api.render_json(comp), flags, flags_md)
+        return ComparisonEntry(pairing, api.render_json(comp))
     except Exception as exc:  # a comparison that cannot be made must not hide the gate's verdict
         return ComparisonEntry(pairing, error=f"{type(exc).__name__}: {exc}")
 
@@ -77,17 +107,18 @@ def build_report(check: CheckResult) -> Report:
     baselines = baseline_variants(api, check.repo_root)
     for added in check.added:
         rec = added.record
+        problems = [f.reason for f in check.failures if f.path == added.path]
+        baseline = baselines.get(rec.experiment, "baseline")
         if api is None:
-            out.append(RecordReport(added.path, rec, None, []))
+            out.append(RecordReport(added.path, rec, None, [], baseline, None, problems))
             continue
         fp = api.fingerprint(rec)
         history = sorted(
             (r for r in check.base_records.values() if r.variant == rec.variant and api.fingerprint(r) == fp),
             key=lambda r: (r.created_at, r.id),
         )
-        pairs = pairings(rec, check.base_records, api.fingerprint, baselines)
-        entries = [_compare(api, rec, p, history) for p in pairs]
-        out.append(RecordReport(added.path, rec, fp, entries))
+        entries = [_compare(api, rec, p) for p in pairings(rec, check.base_records, api.fingerprint, baselines)]
+        out.append(RecordReport(added.path, rec, fp, entries, baseline, _regressions(api, history, rec), problems))
     return Report(
         check=check,
         records=out,
@@ -96,124 +127,63 @@ def build_report(check: CheckResult) -> Report:
     )
 
 
-# ---------------------------------------------------------------- rendering (pure)
+# ---------------------------------------------------------------- info differences that say something
+
+# Fields that differ from run to run whatever was measured: the launch command (it restates ``server.args``, with
+# a fresh port), llama.cpp's random per-run media marker.
+PER_RUN_FIELDS = ("server.command",)
+PER_RUN_KEYS = frozenset({"media_marker", "created"})
+_PORT = re.compile(r"(://[^/\s:@]+):\d+")
 
 
-def _cell(v: object) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.0f}"
-    return str(v).replace("|", "\\|").replace("\n", " ")
+def _normalised(value: Any, ids: tuple[str, ...]) -> Any:
+    """``value`` with what changes on every run masked: record ids (in log paths), ports, creation stamps."""
+    if isinstance(value, str):
+        for rid in ids:
+            value = value.replace(rid, "<id>")
+        return _PORT.sub(r"\1:<port>", value)
+    if isinstance(value, Mapping):
+        return {k: _normalised(v, ids) for k, v in value.items() if k not in PER_RUN_KEYS}
+    if isinstance(value, list | tuple):
+        return [_normalised(v, ids) for v in value]
+    return value
 
 
-def _metric(m: Metric | None, *keys: str) -> str:
-    if m is None:
-        return "—"
-    for k in keys:
-        v = getattr(m, k)
-        if v is not None:
-            return ("~" if m.approximate else "") + _cell(float(v))
-    return _cell(m.headline())
+def info_differences(data: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """The comparison's info differences that say something, with values redacted by field name; and how many
+    were left out because they differ on every run (:data:`PER_RUN_FIELDS`, :data:`PER_RUN_KEYS`, or values
+    equal once record ids, ports and creation stamps are masked)."""
+    ids = tuple(
+        str(i)
+        for side in ("baseline", "candidate")
+        for i in (data.get(side) or {}).get("ids", [])
+        if isinstance(i, str)
+    )
+    kept: list[dict[str, Any]] = []
+    dropped = 0
+    for d in data.get("info_differences") or []:
+        name = str(d.get("field", ""))
+        last = name.rsplit(".", 1)[-1]
+        a, b = d.get("baseline"), d.get("candidate")
+        if name in PER_RUN_FIELDS or last in PER_RUN_KEYS or _normalised(a, ids) == _normalised(b, ids):
+            dropped += 1
+            continue
+        kept.append({"field": name, "baseline": redact_value(last, a), "candidate": redact_value(last, b)})
+    return kept, dropped
 
 
-def _level_row(lv: Level) -> list[str]:
-    return [
-        _cell(lv.key),
-        f"{_cell(lv.requests_completed)}/{_cell(lv.requests_sent)}",
-        _metric(lv.output_throughput, "value", "mean"),
-        _metric(lv.total_throughput, "value", "mean"),
-        _metric(lv.per_request_tok_s, "mean", "value", "p50"),
-        _metric(lv.ttft_ms, "p50", "mean", "value"),
-        _metric(lv.tpot_ms, "mean", "p50", "value"),
-        _metric(lv.e2e_ms, "p50", "mean", "value"),
-    ]
+# ---------------------------------------------------------------- JSON (pure)
 
 
-_HEAD = [
-    "level",
-    "done/sent",
-    "output tok/s",
-    "total tok/s",
-    "per-request tok/s",
-    "TTFT p50 ms",
-    "TPOT mean ms",
-    "E2E p50 ms",
-]
-
-
-def _summary_md(rr: RecordReport) -> list[str]:
-    r = rr.record
-    p = r.provenance
-    version = _cell(r.server.version) if r.server.version else "(version not stated)"
-    lines = [
-        f"### `{rr.path}`",
-        "",
-        f"- **experiment / variant:** {r.experiment} / {r.variant}" + (f" — {_cell(r.title)}" if r.title else ""),
-        f"- **provenance:** {p.kind}"
-        + (f"; source: {_cell(p.source)}" if p.source else "")
-        + (f"; tool: {_cell(p.tool)}" if p.tool else "")
-        + (f"; measured at {p.measured_at.isoformat()}" if p.measured_at else "")
-        + ("; **against a synthetic test server**" if p.test_server else ""),
-        f"- **engine:** {_cell(r.server.engine)} {version}"
-        f"; model: {_cell(r.model.name) if r.model.name else 'not stated'}"
-        f"; speculative: {_cell(r.speculative.algorithm) if r.is_speculative and r.speculative else 'no'}",
-        f"- **status:** {r.status.state}" + (f" — {_cell(r.status.message)}" if r.status.message else ""),
-    ]
-    if rr.fingerprint:
-        lines.append(f"- **fingerprint:** `{rr.fingerprint}`")
-    if r.status.state != "complete" and not r.status.message:
-        lines.append(f"- :warning: status is **{r.status.state}** and no message explains why")
-    lines += ["", "| " + " | ".join(_HEAD) + " |", "|" + "---|" * len(_HEAD)]
-    lines += ["| " + " | ".join(_level_row(lv)) + " |" for lv in r.levels]
-    if not r.levels:
-        lines.append("| (no levels) |" + " |" * (len(_HEAD) - 1))
-    return lines
-
-
-def _comparison_md(entry: ComparisonEntry) -> list[str]:
-    title = {"previous": "Against the latest comparable record", "baseline": "Against the baseline variant"}[
-        entry.pairing.kind
-    ]
-    if entry.pairing.against is None:
-        return [f"#### {title}", "", f"_{entry.pairing.note}_", ""]
-    lines = [f"#### {title}: `{entry.pairing.against_path}`", ""]
-    if entry.error:
-        lines.append(f":warning: the comparison failed: {_cell(entry.error)}")
-    elif entry.markdown:
-        lines.append(entry.markdown.rstrip())
-    if entry.flags_markdown:
-        lines += ["", "**Regression check against this configuration's history:**", "", entry.flags_markdown.rstrip()]
-    return [*lines, ""]
-
-
-def render_markdown(report: Report) -> str:
-    c = report.check
-    verdict = ":white_check_mark: passes" if c.ok else f":x: **fails** ({len(c.failures)} problem(s))"
-    lines = [
-        "## benchbook record check",
-        "",
-        f"Base: `{c.base_sha[:12]}` ({_cell(c.base_label)}); head: `{c.head_sha[:12]}`"
-        + (" + work tree" if c.include_worktree else "")
-        + f". The gate {verdict}. Records added: {len(c.added)}.",
-        "",
-    ]
-    if c.failures:
-        lines += ["### Problems", "", *[f"- `{f.path}`: {_cell(f.reason)}" for f in c.failures], ""]
-    if c.warnings:
-        lines += ["### Warnings", "", *[f"- {_cell(w)}" for w in c.warnings], ""]
-    if report.settings_error:
-        lines += [
-            f":warning: benchbook.yaml could not be read, comparisons use defaults: {_cell(report.settings_error)}",
-            "",
-        ]
-    if not report.compare_available and c.added:
-        lines += ["_`bench.compare` is not available in this checkout: comparisons were skipped._", ""]
-    for rr in report.records:
-        lines += [*_summary_md(rr), ""]
-        for entry in rr.comparisons:
-            lines += _comparison_md(entry)
-    return "\n".join(lines).rstrip() + "\n"
+def _strings_redacted(value: Any) -> Any:
+    """Every string in a JSON-like tree (keys included) through ``redact_text``."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, Mapping):
+        return {redact_text(str(k)): _strings_redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strings_redacted(v) for v in value]
+    return value
 
 
 def _summary_json(r: Record) -> dict[str, Any]:
@@ -223,7 +193,7 @@ def _summary_json(r: Record) -> dict[str, Any]:
         "variant": r.variant,
         "title": r.title,
         "provenance": r.provenance.model_dump(mode="json", exclude_none=True),
-        "status": r.status.model_dump(mode="json", exclude_none=True),
+        "status": r.status.model_dump(mode="json", exclude_none=True, exclude={"log_excerpt"}),
         "engine": r.server.engine,
         "engine_version": r.server.version,
         "model": r.model.name,
@@ -251,12 +221,45 @@ def _summary_json(r: Record) -> dict[str, Any]:
     }
 
 
+def _comparison_json(e: ComparisonEntry) -> dict[str, Any]:
+    data = None
+    if e.data is not None:
+        kept, dropped = info_differences(e.data)
+        data = {**e.data, "info_differences": kept, "per_run_differences_left_out": dropped}
+    return {
+        "kind": e.pairing.kind,
+        "against": e.pairing.against_path,
+        "note": e.pairing.note,
+        "verdict": e.data.get("verdict") if e.data is not None else None,
+        "comparable": e.data.get("comparable") if e.data is not None else None,
+        "comparison": data,
+        "error": e.error,
+    }
+
+
+def _regressions_json(rc: RegressionCheck | None) -> dict[str, Any] | None:
+    if rc is None:
+        return None
+    return {
+        "earlier_records": rc.earlier,
+        "min_history": rc.min_history,
+        "regressions": rc.of_kind("regression"),
+        "improvements": rc.of_kind("improvement"),
+        "unconfirmed": rc.of_kind("unconfirmed"),
+        "insufficient_data": len(rc.of_kind("insufficient_data")),
+        "error": rc.error,
+    }
+
+
 def render_json(report: Report) -> dict[str, Any]:
     c = report.check
-    return {
+    out = {
         "ok": c.ok,
         "base": {"label": c.base_label, "sha": c.base_sha},
         "head": {"sha": c.head_sha, "include_worktree": c.include_worktree},
+        "records_dir": c.records_dir,
+        "added_files": list(c.added_files),
+        "secret_files": list(c.secret_files),
         "failures": [{"path": f.path, "reason": f.reason} for f in c.failures],
         "warnings": list(c.warnings),
         "compare_available": report.compare_available,
@@ -264,20 +267,16 @@ def render_json(report: Report) -> dict[str, Any]:
         "records": [
             {
                 "path": rr.path,
+                "valid": not rr.problems,
+                "problems": rr.problems,
                 "fingerprint": rr.fingerprint,
+                "baseline_variant": rr.baseline_variant,
                 "summary": _summary_json(rr.record),
-                "comparisons": [
-                    {
-                        "kind": e.pairing.kind,
-                        "against": e.pairing.against_path,
-                        "note": e.pairing.note,
-                        "comparison": e.data,
-                        "regression_flags": e.flags,
-                        "error": e.error,
-                    }
-                    for e in rr.comparisons
-                ],
+                "comparisons": [_comparison_json(e) for e in rr.comparisons],
+                "regression_check": _regressions_json(rr.regressions),
             }
             for rr in report.records
         ],
     }
+    result: dict[str, Any] = _strings_redacted(out)
+    return result

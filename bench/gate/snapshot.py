@@ -44,6 +44,8 @@ def tree_files(repo: git.Repo, commit: str, records_dir: str) -> dict[str, bytes
         sub = tree / records_dir
     except KeyError:
         return {}
+    if not isinstance(sub, git.Tree):  # a file, not a folder
+        return {}
     out: dict[str, bytes] = {}
     for item in sub.traverse():
         if isinstance(item, git.Blob):

@@ -11,6 +11,7 @@ from gate_helpers import BASELINE, EAGLE, GitRepo, new_record, shipped
 
 from bench.cli import main
 from bench.gate import GateEnvError, run_check
+from bench.gate.gfm import escape_gfm
 
 EXP = "records/eagle-fast-verify"
 
@@ -160,7 +161,7 @@ def test_cli_exit_codes(
     report = tmp_path / "out" / "report.md"
     assert main(["check", "--repo", str(repo.root), "--base", "main", "--report", str(report)]) == 0
     text = report.read_text(encoding="utf-8")
-    assert "20261201T101500Z-eagle3-abc1234" in text and "passes" in text
+    assert escape_gfm("20261201T101500Z-eagle3-abc1234") in text and "passes" in text
 
     repo.git("rm", "-q", f"{EXP}/{BASELINE}.json")
     repo.commit_all("delete")
@@ -178,3 +179,72 @@ def test_cli_exit_codes(
     assert f"not a git repository: {tmp_path / 'out'}" in capsys.readouterr().err
     assert main(["check", "--repo", str(repo.root), "--base", "v9"]) == 2
     assert "base v9 not found" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the records folder must cover what the change adds
+
+
+@pytest.mark.parametrize("records_dir", ["recordz", "../../etc", "/etc", "docs", "docs/index.md"])
+def test_records_dir_that_misses_the_added_records_is_an_error(
+    repo: GitRepo, add_record: Callable[..., str], capsys: pytest.CaptureFixture[str], records_dir: str
+) -> None:
+    """A typo, a folder outside the repository, or a folder holding no record, on a change that adds JSON files
+    under records/: exit 2, naming the folder and the added files it does not cover (never "0 record(s) added")."""
+    (repo.root / "docs").mkdir()
+    (repo.root / "docs" / "index.md").write_text("# docs\n", encoding="utf-8")
+    rel = add_record()
+    second = add_record(new_record("20261201T101600Z-eagle3-abc1235", tok_s=90.0))
+    capsys.readouterr()
+    rc = main(["check", "--repo", str(repo.root), "--base", "main", "--records-dir", records_dir])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert f"records folder '{records_dir}'" in err
+    assert rel in err and second in err
+    assert "record(s) added" not in err
+    with pytest.raises(GateEnvError, match="records folder"):
+        run_check(repo.root, "main", records_dir=records_dir)
+
+
+def test_records_dir_outside_the_repository_is_an_error_even_without_json(repo: GitRepo) -> None:
+    (repo.root / "README.md").write_text("hi\n", encoding="utf-8")
+    repo.commit_all("docs only")
+    for bad in ("../../etc", "/etc", ".", "records/../.."):
+        with pytest.raises(GateEnvError, match="inside the repository"):
+            run_check(repo.root, "main", records_dir=bad)
+
+
+def test_unknown_records_dir_without_added_json_is_fine(repo: GitRepo) -> None:
+    (repo.root / "README.md").write_text("hi\n", encoding="utf-8")
+    repo.commit_all("docs only")
+    result = run_check(repo.root, "main", records_dir="recordz")
+    assert result.ok and result.added == []
+
+
+def test_json_added_outside_a_real_records_folder_is_not_a_record(repo: GitRepo) -> None:
+    """The records folder exists and holds records: a JSON file elsewhere (a schema, a fixture) is no concern."""
+    (repo.root / "docs").mkdir()
+    (repo.root / "docs" / "data.json").write_text("{}\n", encoding="utf-8")
+    repo.commit_all("a data file")
+    result = run_check(repo.root, "main")
+    assert result.ok and result.added == []
+    assert result.warnings == ["JSON file(s) added outside records/ are not checked as records: docs/data.json"]
+
+
+def test_records_dir_given_as_an_absolute_path_inside_the_repository(
+    repo: GitRepo, add_record: Callable[..., str]
+) -> None:
+    rel = add_record()
+    result = run_check(repo.root, "main", records_dir=str(repo.root / "records"))
+    assert result.ok and result.records_dir == "records"
+    assert [a.path for a in result.added] == [rel]
+
+
+def test_first_record_into_a_new_records_folder(repo: GitRepo) -> None:
+    """A records folder that only the change creates is known (it exists at HEAD)."""
+    data = new_record()
+    data["experiment"] = "fresh"
+    repo.write_json(f"results/fresh/{data['id']}.json", data)
+    repo.commit_all("first record in a new folder")
+    result = run_check(repo.root, "main", records_dir="results")
+    assert result.ok, result.failures
+    assert [a.path for a in result.added] == [f"results/fresh/{data['id']}.json"]

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from gate_helpers import BASELINE, PROJECT, GitRepo, new_record
 
+from bench.gate.gfm import escape_gfm
+
 EXP = "records/eagle-fast-verify"
 
 
@@ -48,7 +50,7 @@ def test_pr_check_passes_on_a_clean_addition_and_fails_on_a_deletion(site_repo: 
     done = run_pr_check(site_repo, tmp_path / "ok", "main")
     assert done.returncode == 0, done.stdout + done.stderr
     report = (tmp_path / "ok" / "report.md").read_text(encoding="utf-8")
-    assert data["id"] in report and "passes" in report
+    assert escape_gfm(data["id"]) in report and "passes" in report
     assert (tmp_path / "ok" / "report.json").is_file()
     assert (tmp_path / "ok" / "site" / "index.html").is_file()
 
@@ -63,3 +65,22 @@ def test_pr_check_missing_base_exits_2(site_repo: GitRepo, tmp_path: Path) -> No
     done = run_pr_check(site_repo, tmp_path / "out", "no-such-base")
     assert done.returncode == 2
     assert "base no-such-base not found" in done.stderr
+
+
+@pytest.mark.skipif(not (PROJECT / "mkdocs.yml").exists(), reason="the site is not in this checkout")
+def test_pr_check_builds_no_site_preview_from_a_record_holding_a_secret(site_repo: GitRepo, tmp_path: Path) -> None:
+    """The preview site is uploaded as an artifact: a record the gate refuses for a secret is never rendered."""
+    data = new_record()
+    data["description"] = "served with key sk-proj-abcdefghijklmnop0123"
+    site_repo.write_json(f"{EXP}/{data['id']}.json", data)
+    site_repo.commit_all("add a record with a key")
+    out = tmp_path / "out"
+    done = run_pr_check(site_repo, out, "main")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "holds what looks like a secret" in done.stderr and "description" in done.stderr
+    assert "no site preview is built" in done.stdout
+    assert not (out / "site").exists()
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert "sk-proj-abcdefghijklmnop0123" not in path.read_text(encoding="utf-8", errors="replace")
+    assert "sk-proj-abcdefghijklmnop0123" not in done.stdout + done.stderr
