@@ -36,16 +36,17 @@ def test_cli_wiring() -> None:
 def test_compare_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert _main(["compare", BASE_ID, EAGLE_ID]) == 0
     out = capsys.readouterr().out
-    assert "Verdict: baseline is faster than eagle3 at every level both state" in out
-    assert "92.7" in out and "≈773" in out and "none: no samples" in out
+    assert "Verdict: Indicative only: no ratio has an interval" in out
+    assert "baseline is faster" not in out and "leads by" not in out
+    assert "92.7" in out and "≈773" in out and "none: no samples or repeats (indicative)" in out
 
 
 def test_compare_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert _main(["compare", BASE_ID, EAGLE_ID, "--format", "md"]) == 0
     out = capsys.readouterr().out
-    assert "| C=1 | per-request tok/s ↑ | 92.7 | 80.9 | 0.873 | none: no samples | — / — |" in out
+    assert "| C=1 | per-request tok/s ↑ | 92.7 | 80.9 | 0.873 | none: no samples or repeats (indicative) | — / — |" in out
     assert out.startswith("**eagle3 compared with baseline**")
-    assert "**Verdict.** baseline is faster" in out
+    assert "**Verdict.** Indicative only" in out
 
 
 def test_compare_json_by_paths(capsys: pytest.CaptureFixture[str]) -> None:
@@ -55,8 +56,10 @@ def test_compare_json_by_paths(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["comparable"] is True and data["estimate"] == "point"
     assert [lv["key"] for lv in data["levels"]] == ["1", "saturation"]
     assert data["levels"][1]["metrics"][0]["ratio"] == pytest.approx(354 / 773)
-    assert data["levels"][0]["winner"] == "baseline"
-    assert data["verdict"].startswith("baseline is faster")
+    assert data["levels"][0]["winner"] == "indicative"
+    assert data["levels"][0]["metrics"][0]["evidence"] == "indicative"
+    assert data["verdict"].startswith("Indicative only")
+    assert data["noise_floor"] == 0.05 and data["min_requests"] == 10 and data["cross_context"] is False
 
 
 @pytest.mark.parametrize("fmt", ["text", "md", "json"])
