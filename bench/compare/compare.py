@@ -80,9 +80,7 @@ def _figure(spec: MetricSpec, levels: Sequence[Level], n_boot: int, seed: int, *
     ns = [m.n for m in stated]
     n = sum(x for x in ns if x is not None) if all(x is not None for x in ns) else _pooled(levels)
     if len(stated) >= 2 and len(stated) == len(levels):
-        res = bootstrap_side(
-            [RunValues(values=values, kind="mean")], n_boot, rng_for(seed, spec.name, "runs", *labels)
-        )
+        res = bootstrap_side([RunValues(values=values, kind="mean")], n_boot, rng_for(seed, spec.name, "runs", *labels))
         return _Figure(res.point, res, n, len(values), approx)
     return _Figure(sum(values) / len(values), None, n, len(values), approx)
 
@@ -280,7 +278,6 @@ def compare_records(
             rows,
             label_a,
             label_b,
-            estimate=estimate,
             confidence=cs.confidence,
             noise_floor=cs.noise_floor,
             context=warnings,

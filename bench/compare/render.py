@@ -49,7 +49,7 @@ def context_lines(c: Comparison) -> list[str]:
     return [f"{w.field}: {w.values}" for w in c.warnings]
 
 
-def interval_text(m: MetricComparison, *, no_interval: str = "none: no samples or repeats") -> str:
+def interval_text(m: MetricComparison, *, no_interval: str = "none") -> str:
     """The interval of a ratio with what it shows (``evidence``), or why there is none."""
     if m.ratio.has_interval:
         assert m.ratio.lo is not None and m.ratio.hi is not None

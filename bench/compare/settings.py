@@ -49,8 +49,7 @@ class ComparisonSettings(_Strict):
     min_requests: int = Field(
         default=10,
         ge=1,
-        description="a level where a side has fewer completed requests (pooled over its repeated runs) "
-        "gets no verdict",
+        description="a level where a side has fewer completed requests (pooled over its repeated runs) gets no verdict",
     )
     confidence: float = Field(default=0.95, gt=0, lt=1, description="width of the bootstrap confidence intervals")
     noise_floor: float = Field(

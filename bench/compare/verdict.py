@@ -85,7 +85,8 @@ def _gap_clause(
     if m.evidence == "unresolved":
         return f"{where} the difference in {m.label} is not resolved ({_interval(m, confidence)})"
     if m.evidence == "no_difference":
-        return f"{where} no difference in {m.label} is shown ({_interval(m, confidence)}, inside the {floor} noise floor)"
+        interval = _interval(m, confidence)
+        return f"{where} no difference in {m.label} is shown ({interval}, inside the {floor} noise floor)"
     leader = m.leader
     if leader is None:
         return f"{where} both state the same {m.label} ({fmt_figure(m.a, m.approximate)} {m.unit})"
@@ -93,13 +94,15 @@ def _gap_clause(
     factor = best / worst if m.higher_is_better else worst / best
     figures = f"{fmt_figure(best, m.approximate)} vs {fmt_figure(worst, m.approximate)} {m.unit}"
     if m.evidence == "decided":
-        return f"{where} {names[leader]} leads by {fmt_gap(factor)} in {m.label} ({figures}; {_interval(m, confidence)})"
+        gap = fmt_gap(factor)
+        return f"{where} {names[leader]} leads by {gap} in {m.label} ({figures}; {_interval(m, confidence)})"
     if within_floor(m.ratio.value, noise_floor):
         return (
             f"{where} the point estimates of {m.label} differ by less than the {floor} noise floor "
             f"({figures}, ratio {m.ratio.value:.3f})"
         )
-    return f"{where} the point estimates favour {names[leader]} by {fmt_gap(factor)} in {m.label} ({figures}, no interval)"
+    gap = fmt_gap(factor)
+    return f"{where} the point estimates favour {names[leader]} by {gap} in {m.label} ({figures}, no interval)"
 
 
 def _phrases(label_a: str, label_b: str, noise_floor: float) -> dict[str, str]:
@@ -149,6 +152,12 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _estimate(rows: Sequence[LevelComparison]) -> Literal["bootstrap", "point", "mixed"]:
+    """Whether the ratios of these rows have intervals: all, none, or some."""
+    has = {m.ratio.has_interval for r in rows for m in r.metrics if m.ratio.value is not None}
+    return "bootstrap" if has == {True} else "point" if True not in has else "mixed"
+
+
 def _not_comparable(label_a: str, label_b: str, context: Sequence[ContextWarning]) -> str:
     fields = "; ".join(f"{w.field} ({w.values})" for w in context)
     return (
@@ -162,7 +171,6 @@ def verdict_sentence(
     label_a: str,
     label_b: str,
     *,
-    estimate: Literal["bootstrap", "point", "mixed"] = "point",
     confidence: float = 0.95,
     noise_floor: float = 0.05,
     context: Sequence[ContextWarning] = (),
@@ -187,10 +195,11 @@ def verdict_sentence(
             return prefix + f"No verdict: no level that both state is usable: {_join(left_out)}."
         return prefix + f"No verdict: no level with usable figures is present in both {label_a} and {label_b}."
     names = {"a": label_a, "b": label_b}
+    estimate = _estimate(usable)
     if estimate == "point":
         sentences = [
-            "Indicative only: no ratio has an interval (the records hold neither per-request samples nor repeated "
-            "runs), so neither side is shown to be faster."
+            "Indicative only: no compared ratio has an interval (the records hold neither per-request samples nor "
+            "repeated runs), so neither side is shown to be faster."
         ]
     else:
         summary = _summary(usable, label_a, label_b, noise_floor)

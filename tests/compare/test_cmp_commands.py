@@ -36,15 +36,15 @@ def test_cli_wiring() -> None:
 def test_compare_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert _main(["compare", BASE_ID, EAGLE_ID]) == 0
     out = capsys.readouterr().out
-    assert "Verdict: Indicative only: no ratio has an interval" in out
+    assert "Verdict: Indicative only: no compared ratio has an interval" in out
     assert "baseline is faster" not in out and "leads by" not in out
-    assert "92.7" in out and "≈773" in out and "none: no samples or repeats (indicative)" in out
+    assert "92.7" in out and "≈773" in out and "none (indicative)" in out
 
 
 def test_compare_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert _main(["compare", BASE_ID, EAGLE_ID, "--format", "md"]) == 0
     out = capsys.readouterr().out
-    assert "| C=1 | per-request tok/s ↑ | 92.7 | 80.9 | 0.873 | none: no samples or repeats (indicative) | — / — |" in out
+    assert "| C=1 | per-request tok/s ↑ | 92.7 | 80.9 | 0.873 | none (indicative) | — / — |" in out
     assert out.startswith("**eagle3 compared with baseline**")
     assert "**Verdict.** Indicative only" in out
 

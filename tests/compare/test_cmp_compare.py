@@ -8,8 +8,8 @@ from bench.compare.settings import ComparisonSettings
 
 # The transcribed lab notes hold one figure per level and run: point estimates, so indicative, never "faster".
 LAB_VERDICT = (
-    "Indicative only: no ratio has an interval (the records hold neither per-request samples nor repeated runs), "
-    "so neither side is shown to be faster. "
+    "Indicative only: no compared ratio has an interval (the records hold neither per-request samples nor "
+    "repeated runs), so neither side is shown to be faster. "
     "At C=1 the point estimates favour baseline by 15% in per-request tok/s (92.7 vs 80.9 tok/s, no interval); "
     "at saturation the point estimates favour baseline by 2.2× in total throughput (≈773 vs ≈354 tok/s, "
     "no interval)."
