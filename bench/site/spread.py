@@ -10,6 +10,7 @@ from bench.compare.metrics import metric_by_name
 from bench.compare.noise import repeat_spreads, spread_summary
 from bench.record.model import Record
 
+from .blocks import admonition
 from .escape import md_code, md_text
 from .fmt import fmt_number
 from .tables import md_table
@@ -48,4 +49,4 @@ def repeat_spread_markdown(records: Iterable[Record], noise_floor: float) -> str
         rows,
         align="lllllrr",
     )
-    return lead + "\n\n" + table + "\n"
+    return lead + "\n\n" + admonition("info", f"The {summary.n} spreads", table, collapsible=True)
