@@ -115,29 +115,26 @@ class LevelComparison:
         return next((m for m in self.metrics if m.metric == name), None)
 
 
+def _show(v: Any) -> str:
+    return NOT_STATED if v is None else repr(v) if isinstance(v, str) else str(v)
+
+
 @dataclass(frozen=True)
 class ContextWarning:
-    """A context field that differs beyond the declared treatment."""
+    """A context field that differs beyond the treatment."""
 
     field: str
     a: Any
     b: Any
 
     @property
-    def message(self) -> str:
-        def show(v: Any) -> str:
-            return NOT_STATED if v is None else repr(v) if isinstance(v, str) else str(v)
-
-        return f"context differs beyond the treatment: {self.field} is {show(self.a)} vs {show(self.b)}"
-
-    @property
     def values(self) -> str:
         """``'sglang' vs 'vllm'``: both values, for naming the field in a sentence."""
+        return f"{_show(self.a)} vs {_show(self.b)}"
 
-        def show(v: Any) -> str:
-            return NOT_STATED if v is None else repr(v) if isinstance(v, str) else str(v)
-
-        return f"{show(self.a)} vs {show(self.b)}"
+    @property
+    def message(self) -> str:
+        return f"context differs beyond the treatment: {self.field} is {self.values}"
 
 
 @dataclass(frozen=True)

@@ -127,3 +127,34 @@ def test_run_group_repeats_are_taken_in_unless_single(tmp_path: Path, capsys: py
     assert json.loads(capsys.readouterr().out)["baseline"]["ids"] == [base[0].id]
     assert _main(["compare", base[0].id, base[1].id, "--records-dir", str(root)]) == 2
     assert "runs of one configuration" in capsys.readouterr().err
+
+
+def test_cross_context_pair_names_fields_first_and_the_flag_forces_a_labelled_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "records"
+    base = record("baseline", [level(1, 100.0, seed=1)])
+    cand = record(
+        "eagle3",
+        [level(1, 320.0, seed=2)],
+        overrides={"server.engine": "vllm", "model.name": "other/model", "environment.gpu.model": "NVIDIA B200"},
+    )
+    for r in (base, cand):
+        create_record_file(root, r)
+    common = [base.id, cand.id, "--records-dir", str(root), "--n-boot", "200"]
+    assert _main(["compare", *common]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("Not comparable: the records differ in 3 context field(s)")
+    assert lines[1:4] == [
+        "  - environment.gpu.model: 'NVIDIA H200' vs 'NVIDIA B200'",
+        "  - model.name: 'meta-llama/Llama-3.1-8B-Instruct' vs 'other/model'",
+        "  - server.engine: 'sglang' vs 'vllm'",
+    ]
+    assert "Verdict: No verdict: baseline and eagle3 are not comparable." in out and "3.2×" not in out
+    assert _main(["compare", *common, "--cross-context", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cross_context"] is True and data["comparable"] is False
+    assert data["verdict"].startswith("Cross-context comparison (forced)")
+    assert _main(["compare", *common, "--cross-context", "--format", "md"]) == 0
+    assert capsys.readouterr().out.startswith("**eagle3 compared with baseline (cross-context)**")
