@@ -9,6 +9,7 @@ from __future__ import annotations
 from .compare import compare_records, context_warnings
 from .context import CONTEXT_FIELDS, context_of, fingerprint, render_context_table_markdown, role_of
 from .envdiff import FieldDiff, environment_diff
+from .evidence import classify, floor_text, level_winner
 from .interval import Interval, level_interval
 from .regress import Flag, config_key, flags, history, regression_flags
 from .render import (
@@ -20,7 +21,7 @@ from .render import (
     render_diff_text,
     render_flags_markdown,
 )
-from .result import Comparison, ContextWarning, ExcludedLevel, LevelComparison, MetricComparison, Ratio
+from .result import Comparison, ContextWarning, Evidence, ExcludedLevel, LevelComparison, MetricComparison, Ratio
 from .runs import runs_of
 from .settings import RegressionThresholds, Settings, SettingsError, load_settings
 from .verdict import verdict_sentence
@@ -29,6 +30,7 @@ __all__ = [
     "CONTEXT_FIELDS",
     "Comparison",
     "ContextWarning",
+    "Evidence",
     "ExcludedLevel",
     "FieldDiff",
     "Flag",
@@ -39,6 +41,7 @@ __all__ = [
     "RegressionThresholds",
     "Settings",
     "SettingsError",
+    "classify",
     "compare_records",
     "config_key",
     "context_of",
@@ -46,8 +49,10 @@ __all__ = [
     "environment_diff",
     "fingerprint",
     "flags",
+    "floor_text",
     "history",
     "level_interval",
+    "level_winner",
     "load_settings",
     "regression_flags",
     "render_comparison_json",

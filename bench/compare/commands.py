@@ -3,7 +3,9 @@
 A and B are record ids (looked up in ``--records-dir``, default ``records/``; a unique id prefix is enough) or
 paths to record files. ``bench compare`` treats A as the baseline and B as the candidate; unless ``--single``
 is given, each side also takes in the other runs of its configuration from the records folder: records
-with the same ``run_group``, variant and fingerprint (``bench run --repeat N`` writes N such records).
+with the same ``run_group``, variant and fingerprint (``bench run --repeat N`` writes N such records). A pair
+that differs in context beyond the treatment gets the table and the differing fields but no verdict, unless
+``--cross-context`` forces one (labelled so).
 Bad ids, paths or settings exit with status 2 and a message naming the file and field.
 """
 
@@ -125,7 +127,14 @@ def _compare(args: argparse.Namespace) -> None:
     side_b = [b] if args.single else _runs_of(b, records)
     if {r.id for r in side_a} & {r.id for r in side_b}:
         raise UsageError(f"{args.a} and {args.b} are runs of one configuration; compare two configurations")
-    c = compare_records(side_a, side_b, settings=settings, n_boot=args.n_boot, seed=args.seed)
+    c = compare_records(
+        side_a,
+        side_b,
+        settings=settings,
+        n_boot=args.n_boot,
+        seed=args.seed,
+        cross_context=True if args.cross_context else None,
+    )
     if args.format == "json":
         _emit(json.dumps(render_comparison_json(c), indent=2, ensure_ascii=False))
     elif args.format == "md":
@@ -161,6 +170,11 @@ def register(sub: Any) -> None:
     c.add_argument("--single", action="store_true", help="use only the named records, not their run group")
     c.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default: 2000)")
     c.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    c.add_argument(
+        "--cross-context",
+        action="store_true",
+        help="give a verdict even when the records differ in context beyond the treatment (labelled cross-context)",
+    )
     c.set_defaults(handler=lambda args: _run(_compare, args))
     d = sub.add_parser("diff", help="every field in which two records differ (levels, ids and timestamps aside)")
     _common(d)

@@ -8,7 +8,8 @@ the mean over runs with a percentile bootstrap interval:
 * otherwise, when at least two runs state the figure, a bootstrap of the mean over the runs' stated figures
   (runs resampled with replacement).
 
-No interval (``None``) for one run without samples, or when a run does not state the figure.
+No interval (``None``) for one run without samples, or when a run does not state the figure. Failed levels
+(``Level.failure``) are left out: they never enter a chart line.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 from bench.record.model import Level
 
 from .bootstrap import RunValues, bootstrap_side, rng_for
-from .metrics import METRICS, run_values, stated_metric
+from .metrics import metric_by_name, run_values, stated_metric
 
 __all__ = ["Interval", "level_interval"]
 
@@ -48,9 +49,8 @@ def level_interval(
     label: str = "",
 ) -> Interval | None:
     """Mean over runs of ``metric`` (a name in ``metrics.METRICS``) at one level, with its bootstrap interval."""
-    spec = next((m for m in METRICS if m.name == metric), None)
-    if spec is None:
-        raise KeyError(f"unknown metric {metric!r}; known: {', '.join(m.name for m in METRICS)}")
+    spec = metric_by_name(metric)
+    levels = [lv for lv in levels if not lv.failed]
     if not levels:
         return None
     tail = (1.0 - confidence) / 2.0 * 100.0

@@ -8,6 +8,15 @@ Per-request values are computed from ``Level.samples`` with the formulas of ``sh
 * total throughput = Σ (input + output tokens) / level duration; output throughput = Σ output tokens / duration.
 
 A request whose token count is unknown is left out of the means; a throughput needs every count.
+
+Speculative decoding has two figures, compared only like with like (``LevelSpeculative``): the acceptance
+rate (accepted / proposed draft tokens, 0..1) with the acceptance rate, the accept length (output tokens per
+verify step) with the accept length. Neither is ever converted into the other; a side that states only the
+other figure is named (``MetricSpec.counterpart``). They are level-wide sums, so they have no per-request
+samples: an interval needs repeated runs.
+
+To compare one more figure, add a ``MetricSpec`` to ``METRICS``: ``stated`` reads the level's figure (a
+``Metric``), ``per_request`` its per-request values from ``Level.samples`` when it has any.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from bench.record.model import Level, Metric, Samples
 
 from .bootstrap import Kind, RunValues
 
-__all__ = ["METRICS", "SPEED_METRICS", "MetricSpec", "run_values", "stated_metric"]
+__all__ = ["METRICS", "SPEED_METRICS", "MetricSpec", "metric_by_name", "run_values", "stated_metric"]
 
 
 def _per_request_tok_s(s: Samples) -> list[float] | None:
@@ -57,30 +66,85 @@ def _output_tokens(s: Samples) -> list[float] | None:
     return [float(n) for n in s.output_tokens if n is not None]
 
 
+def _level_field(name: str) -> Callable[[Level], Metric | None]:
+    def read(level: Level) -> Metric | None:
+        m = getattr(level, name, None)
+        return m if isinstance(m, Metric) else None
+
+    return read
+
+
+def _speculative(name: str) -> Callable[[Level], Metric | None]:
+    def read(level: Level) -> Metric | None:
+        m = getattr(level.speculative, name, None) if level.speculative is not None else None
+        return m if isinstance(m, Metric) else None
+
+    return read
+
+
 @dataclass(frozen=True)
 class MetricSpec:
+    """One compared figure. ``stated`` reads the figure a level states; ``per_request`` (None: the figure has no
+    per-request values) its values from ``Level.samples``; ``counterpart`` names a related figure that is NOT the
+    same quantity (said so when one side states only that one)."""
+
     name: str
     label: str
     unit: str
     higher_is_better: bool
     kind: Kind
-    per_request: Callable[[Samples], list[float] | None]
+    per_request: Callable[[Samples], list[float] | None] | None
+    stated: Callable[[Level], Metric | None]
+    counterpart: str | None = None
+
+
+def _spec(
+    name: str, label: str, unit: str, higher: bool, kind: Kind, per_request: Callable[[Samples], list[float] | None]
+) -> MetricSpec:
+    return MetricSpec(name, label, unit, higher, kind, per_request, _level_field(name))
 
 
 METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("per_request_tok_s", "per-request tok/s", "tok/s", True, "mean", _per_request_tok_s),
-    MetricSpec("total_throughput", "total throughput", "tok/s", True, "rate", _total_tokens),
-    MetricSpec("output_throughput", "output throughput", "tok/s", True, "rate", _output_tokens),
-    MetricSpec("ttft_ms", "TTFT", "ms", False, "mean", _ttft),
-    MetricSpec("tpot_ms", "TPOT", "ms", False, "mean", _tpot),
+    _spec("per_request_tok_s", "per-request tok/s", "tok/s", True, "mean", _per_request_tok_s),
+    _spec("total_throughput", "total throughput", "tok/s", True, "rate", _total_tokens),
+    _spec("output_throughput", "output throughput", "tok/s", True, "rate", _output_tokens),
+    _spec("ttft_ms", "TTFT", "ms", False, "mean", _ttft),
+    _spec("tpot_ms", "TPOT", "ms", False, "mean", _tpot),
+    MetricSpec(
+        "acceptance_rate",
+        "acceptance rate",
+        "accepted / drafted",
+        True,
+        "mean",
+        None,
+        _speculative("acceptance_rate"),
+        counterpart="accept_length",
+    ),
+    MetricSpec(
+        "accept_length",
+        "accept length",
+        "tokens/step",
+        True,
+        "mean",
+        None,
+        _speculative("accept_length"),
+        counterpart="acceptance_rate",
+    ),
 )
-# The metrics that decide which side is faster at a level (latencies are shown, not voted).
+# The metrics that decide which side is faster at a level (latencies and speculative figures are shown, not voted).
 SPEED_METRICS: tuple[str, ...] = ("per_request_tok_s", "total_throughput", "output_throughput")
+
+
+def metric_by_name(name: str) -> MetricSpec:
+    spec = next((m for m in METRICS if m.name == name), None)
+    if spec is None:
+        raise KeyError(f"unknown metric {name!r}; known: {', '.join(m.name for m in METRICS)}")
+    return spec
 
 
 def run_values(spec: MetricSpec, level: Level) -> RunValues | None:
     """The level's per-request values for ``spec``; None when the level has no usable samples for it."""
-    if level.samples is None or not level.samples.ttft_ms:
+    if spec.per_request is None or level.samples is None or not level.samples.ttft_ms:
         return None
     values = spec.per_request(level.samples)
     if not values:
@@ -95,5 +159,4 @@ def run_values(spec: MetricSpec, level: Level) -> RunValues | None:
 
 def stated_metric(spec: MetricSpec, level: Level) -> Metric | None:
     """The figure the record states for ``spec`` at this level (for records without samples)."""
-    metric = getattr(level, spec.name)
-    return metric if isinstance(metric, Metric) else None
+    return spec.stated(level)

@@ -12,6 +12,8 @@ The rule, per metric and level (headline figures, ``Metric.headline()``):
   record *i* and the next record *i + 1* both deviate in the same direction from record *i*'s window baseline,
   and record *i − 1* did not already (one flag per step, at the record where it starts);
 * a single outlier is not flagged; a deviating newest record, with no successor yet, is ``unconfirmed``.
+
+A failed level (``Level.failure``) states no figure here: it never enters a series.
 """
 
 from __future__ import annotations
@@ -25,11 +27,20 @@ from typing import Literal
 from bench.record.model import Record
 
 from .context import fingerprint
-from .metrics import METRICS
+from .metrics import METRICS, MetricSpec
 from .settings import RegressionThresholds
 from .verdict import level_sort_key
 
-__all__ = ["Flag", "FlagKind", "config_key", "flags", "history", "recorded_at", "regression_flags"]
+__all__ = [
+    "Flag",
+    "FlagKind",
+    "config_key",
+    "flags",
+    "history",
+    "recorded_at",
+    "regression_flags",
+    "series_figure",
+]
 
 FlagKind = Literal["regression", "improvement", "unconfirmed", "insufficient_data"]
 Direction = Literal["up", "down"]
@@ -64,24 +75,27 @@ def history(records: Iterable[Record]) -> dict[str, list[Record]]:
     return {k: sorted(v, key=lambda r: (recorded_at(r), r.id)) for k, v in sorted(out.items())}
 
 
+def series_figure(record: Record, spec: MetricSpec, level_key: str) -> float | None:
+    """The headline figure of ``spec`` at the record's level ``level_key``; None when not stated or failed."""
+    found = next((x for x in record.levels if x.key == level_key and not x.failed), None)
+    m = spec.stated(found) if found is not None else None
+    return m.headline() if m is not None else None
+
+
 def _series(records: Sequence[Record]) -> dict[tuple[str, str], list[float | None]]:
-    """(metric, level key) -> the headline figure of each record (None where not stated)."""
+    """(metric, level key) -> the headline figure of each record (None where not stated or failed)."""
     keys: dict[tuple[str, str], tuple[tuple[int, int, str], int]] = {}
+    specs = {spec.name: spec for spec in METRICS}
     for r in records:
         for lv in r.levels:
+            if lv.failed:
+                continue
             for i, spec in enumerate(METRICS):
-                if getattr(lv, spec.name) is not None:
+                if spec.stated(lv) is not None:
                     keys.setdefault((spec.name, lv.key), (level_sort_key(lv), i))
-    out: dict[tuple[str, str], list[float | None]] = {}
-    for key in sorted(keys, key=lambda k: keys[k]):
-        name, level = key
-        row: list[float | None] = []
-        for r in records:
-            found = next((x for x in r.levels if x.key == level), None)
-            m = getattr(found, name) if found is not None else None
-            row.append(m.headline() if m is not None else None)
-        out[key] = row
-    return out
+    return {
+        key: [series_figure(r, specs[key[0]], key[1]) for r in records] for key in sorted(keys, key=lambda k: keys[k])
+    }
 
 
 def _direction(value: float, median: float, t: float) -> Direction | None:

@@ -14,12 +14,16 @@ from rich.console import Console
 from rich.table import Table
 
 from .envdiff import FieldDiff
+from .evidence import floor_text
 from .regress import Flag
 from .result import NOT_STATED, Comparison, MetricComparison
 from .verdict import fmt_figure
 
 __all__ = [
     "comparison_notes",
+    "context_heading",
+    "context_lines",
+    "interval_text",
     "render_comparison_json",
     "render_comparison_markdown",
     "render_comparison_text",
@@ -28,6 +32,35 @@ __all__ = [
     "render_diff_text",
     "render_flags_markdown",
 ]
+
+
+def context_heading(c: Comparison) -> str | None:
+    """What the pair's context says, named before anything else: not comparable, or cross-context (forced)."""
+    if not c.warnings:
+        return None
+    n = len(c.warnings)
+    if c.cross_context:
+        return f"Cross-context comparison (forced): the records differ in {n} context field(s) beyond the treatment"
+    return f"Not comparable: the records differ in {n} context field(s) beyond the treatment, so there is no verdict"
+
+
+def context_lines(c: Comparison) -> list[str]:
+    """One line per differing context field with both values (baseline first)."""
+    return [f"{w.field}: {w.values}" for w in c.warnings]
+
+
+def interval_text(m: MetricComparison, *, no_interval: str = "none") -> str:
+    """The interval of a ratio with what it shows (``evidence``), or why there is none."""
+    if m.ratio.has_interval:
+        assert m.ratio.lo is not None and m.ratio.hi is not None
+        mark = {
+            "decided": "",
+            "no_difference": " (no difference shown)",
+            "unresolved": " (not resolved)",
+            "indicative": "",
+        }[m.evidence]
+        return f"{m.ratio.lo:.3f}–{m.ratio.hi:.3f}{mark}"
+    return f"{no_interval} (indicative)" if m.ratio.value is not None else "—"
 
 
 def comparison_notes(c: Comparison) -> list[str]:
@@ -40,8 +73,14 @@ def comparison_notes(c: Comparison) -> list[str]:
     if c.estimate != "point":
         notes.append(
             f"intervals: percentile bootstrap, {c.n_boot} resamples, seed {c.seed} "
-            "(requests within a run; runs, then requests, when a side has several runs)"
+            "(requests within a run; runs, then requests, when a side has several runs; runs alone when they "
+            "hold no per-request samples)"
         )
+    notes.append(
+        f"evidence: a side is faster only where the interval lies beyond the {floor_text(c.noise_floor)} noise floor; "
+        f"inside it: no difference shown; no interval: indicative; fewer than {c.min_requests} requests per side "
+        "(pooled over runs): no verdict"
+    )
     return notes
 
 
@@ -61,14 +100,6 @@ def _ratio(m: MetricComparison) -> str:
     return "—" if m.ratio.value is None else f"{m.ratio.value:.3f}"
 
 
-def _interval(m: MetricComparison) -> str:
-    if m.ratio.has_interval:
-        assert m.ratio.lo is not None and m.ratio.hi is not None
-        mark = "" if m.ratio.resolved else " (not resolved)"
-        return f"{m.ratio.lo:.3f}–{m.ratio.hi:.3f}{mark}"
-    return "none: no samples" if m.ratio.value is not None else "—"
-
-
 def _n(m: MetricComparison) -> str:
     def one(n: int | None, runs: int) -> str:
         text = "—" if n is None else str(n)
@@ -85,7 +116,9 @@ def _metric_label(m: MetricComparison) -> str:
 def _rows(c: Comparison) -> list[list[str]]:
     rows = []
     for lv in c.levels:
-        level = lv.name + (" (left out)" if lv.excluded else "")
+        level = lv.name + (" (failed)" if lv.failed else " (left out)" if lv.excluded else "")
+        if not lv.metrics:
+            rows.append([level, "—", "—", "—", "—", "—", "—"])
         for m in lv.metrics:
             rows.append(
                 [
@@ -94,7 +127,7 @@ def _rows(c: Comparison) -> list[list[str]]:
                     fmt_figure(m.a, m.approximate),
                     fmt_figure(m.b, m.approximate),
                     _ratio(m),
-                    _interval(m),
+                    interval_text(m),
                     _n(m),
                 ]
             )
@@ -116,10 +149,8 @@ def _headers(c: Comparison) -> list[str]:
 def _sections(c: Comparison) -> list[tuple[str, list[str]]]:
     """The prose parts shared by the Markdown and text renderers: (heading, lines)."""
     out: list[tuple[str, list[str]]] = []
-    if c.warnings:
-        out.append(("Warnings: not apples to apples", [w.message for w in c.warnings]))
     if c.excluded:
-        out.append(("Left out of the verdict", [f"{e.key}: {e.reason}" for e in c.excluded]))
+        out.append(("Left out of the verdict", [f"{e.name or e.key}: {e.reason}" for e in c.excluded]))
     notes = [
         "↑ higher is better, ↓ lower is better; requests: what each figure rests on "
         f"({c.label_a} / {c.label_b}; — not stated)",
@@ -147,8 +178,16 @@ def _sections(c: Comparison) -> list[tuple[str, list[str]]]:
     return out
 
 
+def _title(c: Comparison) -> str:
+    return f"{c.label_b} compared with {c.label_a}" + (" (cross-context)" if c.cross_context else "")
+
+
 def render_comparison_markdown(c: Comparison) -> str:
-    lines = [f"**{_md(c.label_b)} compared with {_md(c.label_a)}**", "", f"**Verdict.** {_md(c.verdict)}", ""]
+    lines = [f"**{_md(_title(c))}**", ""]
+    heading = context_heading(c)
+    if heading:
+        lines += [f"**{_md(heading)}:**", "", *(f"- {_md(x)}" for x in context_lines(c)), ""]
+    lines += [f"**Verdict.** {_md(c.verdict)}", ""]
     headers = _headers(c)
     lines.append("| " + " | ".join(_md(h) for h in headers) + " |")
     lines.append("|" + "---|" * len(headers))
@@ -175,6 +214,7 @@ def _metric_json(m: MetricComparison) -> dict[str, Any]:
         "lo": m.ratio.lo,
         "hi": m.ratio.hi,
         "resolved": m.ratio.resolved,
+        "evidence": m.evidence,
         "n_baseline": m.ratio.n_a,
         "n_candidate": m.ratio.n_b,
         "runs_baseline": m.ratio.runs_a,
@@ -190,7 +230,11 @@ def render_comparison_json(c: Comparison) -> dict[str, Any]:
         "experiment": c.experiment,
         "treatment": list(c.treatment),
         "comparable": c.comparable,
+        "cross_context": c.cross_context,
+        "context_differences": [{"field": w.field, "baseline": w.a, "candidate": w.b} for w in c.warnings],
         "verdict": c.verdict,
+        "noise_floor": c.noise_floor,
+        "min_requests": c.min_requests,
         "estimate": c.estimate,
         "confidence": c.confidence,
         "n_boot": c.n_boot,
@@ -202,12 +246,13 @@ def render_comparison_json(c: Comparison) -> dict[str, Any]:
                 "label": lv.label,
                 "winner": {"a": "baseline", "b": "candidate"}.get(lv.winner, lv.winner),
                 "excluded": lv.excluded,
+                "failed": lv.failed,
                 "metrics": [_metric_json(m) for m in lv.metrics],
             }
             for lv in c.levels
         ],
         "warnings": [{"field": w.field, "baseline": w.a, "candidate": w.b, "message": w.message} for w in c.warnings],
-        "excluded": [{"key": e.key, "reason": e.reason} for e in c.excluded],
+        "excluded": [{"key": e.key, "level": e.name, "reason": e.reason} for e in c.excluded],
         "only_in_baseline": list(c.only_in_a),
         "only_in_candidate": list(c.only_in_b),
         "notes": list(c.notes),
@@ -224,10 +269,14 @@ def _console_text(*renderables: Any, width: int) -> str:
 
 
 def render_comparison_text(c: Comparison, *, width: int = 120) -> str:
-    table = Table(*_headers(c), title=f"{c.label_b} compared with {c.label_a}", show_lines=False)
+    table = Table(*_headers(c), title=_title(c), show_lines=False)
     for row in _rows(c):
         table.add_row(*row)
-    parts: list[Any] = [table, f"Verdict: {c.verdict}"]
+    parts: list[Any] = []
+    heading = context_heading(c)
+    if heading:
+        parts += [f"{heading}:", *(f"  - {x}" for x in context_lines(c)), ""]
+    parts += [table, f"Verdict: {c.verdict}"]
     for heading, items in _sections(c):
         parts.append(f"\n{heading}:")
         parts += [f"  - {item}" for item in items]

@@ -10,6 +10,7 @@ from .envdiff import FieldDiff
 __all__ = [
     "Comparison",
     "ContextWarning",
+    "Evidence",
     "ExcludedLevel",
     "LevelComparison",
     "MetricComparison",
@@ -19,7 +20,10 @@ __all__ = [
 ]
 
 Side = Literal["a", "b"]
-Winner = Literal["a", "b", "mixed", "unresolved", "none"]
+Winner = Literal["a", "b", "mixed", "unresolved", "no_difference", "indicative", "none"]
+# What one ratio shows (see ``bench.compare.evidence``): ``decided``: its interval lies entirely beyond the noise
+# floor; ``no_difference``: its interval lies inside it; ``unresolved``: neither; ``indicative``: no interval.
+Evidence = Literal["decided", "no_difference", "unresolved", "indicative"]
 NOT_STATED = "not stated"
 
 
@@ -60,25 +64,37 @@ class MetricComparison:
     ratio: Ratio
     approximate: bool = False
     note: str | None = None
+    evidence: Evidence = "indicative"
 
     @property
     def leader(self) -> Side | None:
-        """The side with the better figure (None when a side lacks it or they are equal)."""
+        """The side with the better figure (None when a side lacks it or they are equal).
+
+        By the point estimate: only ``evidence == "decided"`` makes it a finding."""
         r = self.ratio.value
         if r is None or r == 1.0:
             return None
         return "b" if (r > 1.0) == self.higher_is_better else "a"
 
     @property
+    def decided(self) -> bool:
+        """The interval lies entirely beyond the noise floor: the better side is shown."""
+        return self.evidence == "decided" and self.leader is not None
+
+    @property
     def unresolved(self) -> bool:
-        """An interval exists and contains 1: the data do not tell the sides apart."""
-        return self.ratio.has_interval and not self.ratio.resolved
+        """An interval exists, but neither beyond nor inside the noise floor: the data do not tell."""
+        return self.evidence == "unresolved"
 
 
 @dataclass(frozen=True)
 class ExcludedLevel:
+    """A level both sides state that gets no verdict; ``reason`` names the side(s) and why (failed, too few
+    requests, flagged error rate)."""
+
     key: str
     reason: str
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +105,7 @@ class LevelComparison:
     metrics: tuple[MetricComparison, ...]
     winner: Winner
     excluded: str | None = None
+    failed: bool = False  # a side's runs all failed at this level: no figure of it is compared
 
     @property
     def name(self) -> str:
@@ -98,20 +115,26 @@ class LevelComparison:
         return next((m for m in self.metrics if m.metric == name), None)
 
 
+def _show(v: Any) -> str:
+    return NOT_STATED if v is None else repr(v) if isinstance(v, str) else str(v)
+
+
 @dataclass(frozen=True)
 class ContextWarning:
-    """A context field that differs beyond the declared treatment."""
+    """A context field that differs beyond the treatment."""
 
     field: str
     a: Any
     b: Any
 
     @property
-    def message(self) -> str:
-        def show(v: Any) -> str:
-            return NOT_STATED if v is None else repr(v) if isinstance(v, str) else str(v)
+    def values(self) -> str:
+        """``'sglang' vs 'vllm'``: both values, for naming the field in a sentence."""
+        return f"{_show(self.a)} vs {_show(self.b)}"
 
-        return f"context differs beyond the treatment: {self.field} is {show(self.a)} vs {show(self.b)}"
+    @property
+    def message(self) -> str:
+        return f"context differs beyond the treatment: {self.field} is {self.values}"
 
 
 @dataclass(frozen=True)
@@ -138,7 +161,16 @@ class Comparison:
     estimate: Literal["bootstrap", "point", "mixed"] = "point"
     only_in_a: tuple[str, ...] = field(default=())
     only_in_b: tuple[str, ...] = field(default=())
+    cross_context: bool = False
+    noise_floor: float = 0.05
+    min_requests: int = 10
 
     @property
     def comparable(self) -> bool:
+        """Same context apart from the declared treatment (``warnings`` names every other differing field)."""
         return not self.warnings
+
+    @property
+    def context_fields(self) -> tuple[str, ...]:
+        """The differing context fields, in the order they are named."""
+        return tuple(w.field for w in self.warnings)

@@ -44,8 +44,21 @@ class RegressionThresholds(_Strict):
 
 
 class ComparisonSettings(_Strict):
-    min_completed: int = Field(default=10, ge=1, description="levels with fewer completed requests are left out")
-    confidence: float = Field(default=0.95, gt=0, lt=1)
+    """How much evidence a verdict needs (the methodology page explains each default)."""
+
+    min_requests: int = Field(
+        default=10,
+        ge=1,
+        description="a level where a side has fewer completed requests (pooled over its repeated runs) gets no verdict",
+    )
+    confidence: float = Field(default=0.95, gt=0, lt=1, description="width of the bootstrap confidence intervals")
+    noise_floor: float = Field(
+        default=0.05,
+        ge=0,
+        lt=1,
+        description="relative difference that repeated runs of one configuration show anyway: a ratio interval "
+        "inside 1 ± noise_floor is 'no difference shown'; a side is faster only beyond it",
+    )
 
 
 class ExperimentSettings(_Strict):
@@ -54,6 +67,10 @@ class ExperimentSettings(_Strict):
     treatment: list[str] = Field(
         default_factory=lambda: list(DEFAULT_TREATMENT),
         description="context fields (dotted names or globs) the variants are meant to differ in",
+    )
+    cross_context: bool = Field(
+        default=False,
+        description="compare variants that differ in context beyond the treatment anyway (labelled cross-context)",
     )
 
 
@@ -72,6 +89,10 @@ class Settings(_Strict):
         """``repository_url`` without a trailing slash; None when unset or blank."""
         url = (self.repository_url or "").strip().rstrip("/")
         return url or None
+
+    def cross_context_for(self, experiment: str | None) -> bool:
+        """Whether the experiment's settings force cross-context comparisons (``bench compare --cross-context``)."""
+        return experiment is not None and experiment in self.experiments and self.experiments[experiment].cross_context
 
     def treatment_for(self, experiment: str | None) -> tuple[str, ...]:
         if experiment is not None and experiment in self.experiments:

@@ -15,7 +15,7 @@ from bench.errors import read_text_file
 from bench.record import Level, Metric, Record, RecordError, new_record_id
 from bench.record.model import ModelRef, Provenance, Server, Status, Workload
 
-__all__ = ["Run", "Src", "build_records", "dist", "group_runs", "read_json", "slug"]
+__all__ = ["Run", "Src", "build_records", "dist", "group_runs", "read_json", "refuse_non_finite", "slug"]
 
 
 def slug(text: str) -> str:
@@ -32,6 +32,32 @@ def read_json(path: Path) -> Any:
         raise RecordError(
             path, f"line {exc.lineno} column {exc.colno} (char {exc.pos})", f"valid JSON ({exc.msg})"
         ) from None
+
+
+def _shown(v: float) -> str:
+    return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+
+
+def refuse_non_finite(obj: Any, path: Path, where: str = "", *, infinite_ok: frozenset[str] = frozenset()) -> None:
+    """Raise at the first NaN or ±Infinity in a parsed source document, naming the file and the field's path.
+
+    Python's ``json`` reads the bare tokens ``NaN``/``Infinity`` (tools that write with ``json.dumps`` emit them)
+    and YAML has ``.nan``/``.inf``; no figure of a record may be one. ``infinite_ok`` names top-level keys where
+    +Infinity is a setting, not a figure (``request_rate``: all requests at once).
+    """
+
+    def walk(v: Any, field: str, top: str) -> None:
+        if isinstance(v, float) and not math.isfinite(v):
+            if not (v == math.inf and top in infinite_ok and field == top):
+                raise RecordError(path, f"{where}{field}", f"a finite number (got {_shown(v)})")
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{field}.{k}" if field else str(k), top or str(k))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, f"{field}[{i}]", top)
+
+    walk(obj, "", "")
 
 
 class Src:
@@ -51,16 +77,19 @@ class Src:
     def has(self, key: str) -> bool:
         return self.obj.get(key) is not None
 
-    def num(self, key: str, *, required: bool = False) -> float | None:
+    def num(self, key: str, *, required: bool = False, infinite_ok: bool = False) -> float | None:
+        """A finite number; ``infinite_ok``: +Infinity (or the string ``inf``) is a setting here, kept as such."""
         v = self.obj.get(key)
         if v is None:
             if required:
                 raise self.err(key, "a number")
             return None
+        if infinite_ok and v in ("inf", "Infinity", math.inf):
+            return math.inf
         if isinstance(v, bool) or not isinstance(v, int | float):
-            if v in ("inf", "Infinity"):
-                return math.inf
             raise self.err(key, "a number")
+        if not math.isfinite(v):
+            raise RecordError(self.path, f"{self.where}{key}", f"a finite number (got {_shown(float(v))})")
         return float(v)
 
     def int_(self, key: str, *, required: bool = False) -> int | None:
@@ -109,13 +138,17 @@ def dist(
     *,
     n: int | None = None,
     note: str | None = None,
+    source: str | None = None,
     **figures: float | None,
 ) -> Metric | None:
-    """A Metric from the figures the source states; None when it states none of value/mean/p50/p90/p99."""
-    figs = {k: v for k, v in figures.items() if v is not None and math.isfinite(v)}
+    """A Metric from the figures the source states; None when it states none of value/mean/p50/p90/p99.
+
+    Figures are finite: ``Src.num`` refused NaN and Infinity at the source field, and the schema refuses them too.
+    """
+    figs = {k: v for k, v in figures.items() if v is not None}
     if not any(k in figs for k in ("value", "mean", "p50", "p90", "p99")):
         return None
-    return Metric(unit=unit, formula=formula, n=n, note=note, **figs)
+    return Metric(unit=unit, formula=formula, n=n, note=note, source=source, **figs)
 
 
 @dataclass

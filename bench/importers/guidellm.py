@@ -23,7 +23,7 @@ import yaml
 from bench.record import Level, Metric, RecordError
 from bench.record.model import LevelErrors, Samples, TokenCounts
 
-from .base import Run, Src, dist, read_json
+from .base import Run, Src, dist, read_json, refuse_non_finite
 
 __all__ = ["parse"]
 
@@ -180,7 +180,9 @@ def _run(bench: Src, version: str | None, locator: str) -> Run:
 
 
 def parse(path: Path) -> list[Run]:
-    report = Src(_load(path), path)
+    doc = _load(path)
+    refuse_non_finite(doc, path)
+    report = Src(doc, path)
     meta = report.sub("metadata")
     version = meta.str_("guidellm_version") if meta is not None else None
     benches = report.list_("benchmarks")

@@ -19,7 +19,7 @@ from typing import Any
 from bench.record import Level, RecordError
 from bench.record.model import LevelErrors, LevelSpeculative, TokenCounts
 
-from .base import Run, Src, dist
+from .base import Run, Src, dist, refuse_non_finite
 from .flat import flat_latency, per_request_errors
 
 __all__ = ["parse"]
@@ -54,7 +54,7 @@ def _level(src: Src) -> tuple[Level, list[str]]:
     failed = sum(1 for e in errors if e) if errors is not None else None
     notes: list[str] = []
     conc = src.int_("max_concurrency")
-    rate = src.num("request_rate")
+    rate = src.num("request_rate", infinite_ok=True)
     label = None if conc else f"request rate {rate if rate is not None else 'not stated'}"
     accept = src.num("accept_length")
     spec = None
@@ -66,8 +66,13 @@ def _level(src: Src) -> tuple[Level, list[str]]:
                 value=accept,
                 note="the server's lifetime average (updated every 40 decode steps, reset by flush_cache), "
                 "read after the run: NOT this level's own accept length",
+                source=f"sglang bench_serving field accept_length ({src.path.name} {src.where.rstrip(': ')})",
             ),
             method="sglang /get_server_info avg_spec_accept_length (lifetime average)",
+            missing=[
+                "acceptance_rate: sglang bench_serving reports no accepted or proposed draft-token counts, and an "
+                "accept length is never converted into one"
+            ],
         )
     err_obj = None
     if errors is not None and failed:
@@ -125,6 +130,7 @@ def parse(path: Path) -> list[Run]:
             obj: Any = json.loads(line)
         except json.JSONDecodeError as exc:
             raise RecordError(path, f"line {lineno} column {exc.colno}", f"valid JSON ({exc.msg})") from None
+        refuse_non_finite(obj, path, f"line {lineno}: ", infinite_ok=frozenset({"request_rate"}))
         src = Src(obj, path, f"line {lineno}: ")
         level, notes = _level(src)
         backend = src.str_("backend")

@@ -21,7 +21,7 @@ from typing import Any
 from bench.record import Level, RecordError
 from bench.record.model import LevelErrors, LevelSpeculative, Samples, TokenCounts
 
-from .base import Run, Src, dist, read_json
+from .base import Run, Src, dist, read_json, refuse_non_finite
 from .flat import flat_latency, per_request_errors
 
 __all__ = ["parse"]
@@ -68,7 +68,38 @@ def _samples(src: Src, errors: list[str] | None) -> Samples | None:
         raise src.err("ttfts", "numeric per-request arrays (ttfts, latencies, output_lens)") from None
 
 
+def _speculative(src: Src) -> LevelSpeculative | None:
+    """vLLM diffs its Prometheus spec_decode counters over the run (``benchmark()`` in serve.py):
+    ``spec_decode_acceptance_rate`` = accepted / draft tokens x 100 (a PERCENTAGE), ``spec_decode_acceptance_length``
+    = 1 + accepted tokens / drafts. The rate becomes a 0..1 fraction, like every acceptance rate in a record."""
+    length, pct = src.num("spec_decode_acceptance_length"), src.num("spec_decode_acceptance_rate")
+    if length is None and pct is None:
+        return None
+    if pct is not None and not 0 <= pct <= 100:
+        raise src.err("spec_decode_acceptance_rate", "a percentage from 0 to 100 (vLLM: accepted / draft tokens x 100)")
+    where = f"{src.path.name} {src.where.rstrip(': ')}".rstrip()
+    return LevelSpeculative(
+        accept_length=dist(
+            "tokens/step",
+            "vllm: 1 + accepted tokens / drafts (Prometheus counters diffed over the run)",
+            value=length,
+            source=f"vllm bench serve field spec_decode_acceptance_length ({where})",
+        ),
+        acceptance_rate=dist(
+            "ratio",
+            "accepted draft tokens / proposed draft tokens = vllm spec_decode_acceptance_rate / 100",
+            value=round(pct / 100, 6) if pct is not None else None,
+            source=f"vllm bench serve field spec_decode_acceptance_rate, a percentage ({where})",
+        ),
+        draft_tokens=src.int_("spec_decode_draft_tokens"),
+        accepted_tokens=src.int_("spec_decode_accepted_tokens"),
+        verify_steps=src.int_("spec_decode_num_drafts"),
+        method="vllm /metrics spec_decode counters, before and after the run",
+    )
+
+
 def _run(obj: Any, path: Path, where: str, locator: str) -> Run:
+    refuse_non_finite(obj, path, where, infinite_ok=frozenset({"request_rate"}))
     src = Src(obj, path, where)
     completed = src.need_int("completed")
     src.num("duration", required=True)
@@ -77,21 +108,7 @@ def _run(obj: Any, path: Path, where: str, locator: str) -> Run:
     sent = completed + failed if failed is not None else (len(errors) if errors is not None else None)
     conc = src.int_("max_concurrency")
     rate = src.obj.get("request_rate")
-    spec = None
-    if src.has("spec_decode_acceptance_length"):
-        spec = LevelSpeculative(
-            accept_length=dist(
-                "tokens/step", "vllm: 1 + accepted tokens / drafts (Prometheus counters diffed over the run)",
-                value=src.num("spec_decode_acceptance_length"),
-            ),
-            acceptance_rate=dist(
-                "%", "vllm: accepted tokens / draft tokens x 100", value=src.num("spec_decode_acceptance_rate")
-            ),
-            draft_tokens=src.int_("spec_decode_draft_tokens"),
-            accepted_tokens=src.int_("spec_decode_accepted_tokens"),
-            verify_steps=src.int_("spec_decode_num_drafts"),
-            method="vllm /metrics spec_decode counters, before and after the run",
-        )  # fmt: skip
+    spec = _speculative(src)
     err_obj = None
     if failed:
         examples = [e.strip().splitlines()[-1][:200] for e in (errors or []) if e.strip()]

@@ -3,7 +3,8 @@
 With repeats (a record and the other runs of its configuration, ``bench.compare.runs_of``), a variant's line
 is the mean over its runs and its band the bootstrap confidence interval of that mean
 (``bench.compare.level_interval``: runs, then requests within each run, when the runs hold per-request
-samples; runs alone otherwise). A variant with one run has no band.
+samples; runs alone otherwise). A variant with one run has no band. A failed level (``Level.failure``) is never
+drawn; the chart's note names it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from bench.record.model import Level, Record
 
 from .charts import Axis, Band, Chart, HLine, Point, Series
 from .fmt import fmt_number
+from .levels import failed_note
 from .metrics import MetricSpec
 
 __all__ = ["BANDED_METRICS", "PERCENTILES", "ChartLine", "concurrency_chart", "percentile_chart", "unplaced_text"]
@@ -55,7 +57,7 @@ def _banded(
     by_key: dict[str, list[Level]] = {}
     for r in runs:
         for lv in r.levels:
-            if lv.concurrency is not None and metric.figure(lv) is not None:
+            if lv.concurrency is not None and not lv.failed and metric.figure(lv) is not None:
                 by_key.setdefault(lv.key, []).append(lv)
     points, band, approx = [], [], False
     for key, levels in by_key.items():
@@ -105,7 +107,7 @@ def concurrency_chart(
             any_approx = any_approx or approx
             any_band = any_band or bool(band)
         for level in record.levels:
-            fig = metric.figure(level)
+            fig = metric.figure(level) if not level.failed else None
             if fig is None or (pooled and level.concurrency is not None):
                 continue
             value, approx = fig
@@ -126,6 +128,9 @@ def concurrency_chart(
         notes.append("hollow marker / ≈: approximate figure")
     if hlines:
         notes.append("dashed line: figure stated without its concurrency")
+    failed = failed_note([(name, r) for name, rec, _ in lines for r in (repeats or {}).get(name, ()) or [rec]])
+    if failed:
+        notes.append(failed)
     return Chart(
         title=title,
         x=Axis("Concurrency", scale="log2", domain=_x_domain([r for _, r, _ in lines], xs)),
@@ -149,6 +154,8 @@ def percentile_chart(
             points: list[Point] = []
             label = f"{name} {stat}"
             for level in record.levels:
+                if level.failed:
+                    continue
                 m = getattr(level, field)
                 v = getattr(m, stat, None) if m is not None else None
                 if v is None:
@@ -167,6 +174,9 @@ def percentile_chart(
     notes = ["colour: variant; solid / dashed / dotted: p50 / p90 / p99"]
     if any(p.approximate for s in out for p in s.points):
         notes.append("hollow marker: approximate figure")
+    failed = failed_note(records)
+    if failed:
+        notes.append(failed)
     return Chart(
         title=title,
         x=Axis("Concurrency", scale="log2", domain=_x_domain([r for _, r in records], xs)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bench.compare import Comparison, MetricComparison, compare_records
+from bench.compare.metrics import METRICS
 from bench.compare.render import comparison_notes
 from bench.compare.verdict import fmt_figure
 from bench.record.model import Record
@@ -31,8 +32,9 @@ __all__ = [
 ]
 
 # The metrics bench.compare compares, by name (the ``metrics=`` argument of the shortcodes picks among them).
-COMPARED_METRICS: tuple[str, ...] = ("per_request_tok_s", "total_throughput", "output_throughput", "ttft_ms", "tpot_ms")
-NO_INTERVAL = "point estimate, no interval"
+COMPARED_METRICS: tuple[str, ...] = tuple(m.name for m in METRICS)
+NO_INTERVAL = "point estimate, no interval (indicative)"
+EVIDENCE_MARK = {"decided": "", "no_difference": " (no difference shown)", "unresolved": " (not resolved)"}
 
 
 def site_comparison(site: SiteData, baseline: Record, candidate: Record) -> Comparison:
@@ -63,7 +65,7 @@ def _ratio(m: MetricComparison) -> str:
 def _interval(m: MetricComparison) -> str:
     r = m.ratio
     if r.lo is not None and r.hi is not None:
-        return f"{r.lo:.2f}–{r.hi:.2f}" + ("" if r.resolved else " (not resolved)")
+        return f"{r.lo:.2f}–{r.hi:.2f}" + EVIDENCE_MARK.get(m.evidence, "")
     if r.value is None:
         return md_text(m.note) if m.note else "—"
     return NO_INTERVAL
@@ -82,7 +84,9 @@ def comparison_table(c: Comparison, metrics: Sequence[str] | None = None) -> str
     header = ["Level", "Figure", "Better", a, b, f"{b} / {a}", f"{c.confidence:.0%} interval", "Requests"]
     rows = []
     for lv in c.levels:
-        level = md_text(lv.name) + (" (left out)" if lv.excluded else "")
+        level = md_text(lv.name) + (" (failed)" if lv.failed else " (left out)" if lv.excluded else "")
+        if lv.failed:
+            rows.append([level, "*failed: no figure compared*", "", "—", "—", "—", "—", "—"])
         for m in lv.metrics:
             if metrics is not None and m.metric not in metrics:
                 continue
@@ -104,7 +108,8 @@ def comparison_table(c: Comparison, metrics: Sequence[str] | None = None) -> str
 
 
 def comparison_warnings(c: Comparison) -> str:
-    """The incomparable-pair warning: each context field that differs beyond the treatment, with both values."""
+    """The context box, shown before anything else: each context field that differs beyond the treatment, with
+    both values, and what follows (no verdict; or a forced cross-context comparison)."""
     if not c.warnings:
         return ""
 
@@ -114,16 +119,27 @@ def comparison_warnings(c: Comparison) -> str:
     a, b = md_text(c.label_a), md_text(c.label_b)
     items = [f"- {md_code(w.field)}: {a} {show(w.a)}, {b} {show(w.b)}" for w in c.warnings]
     treatment = ", ".join(md_code(t) for t in c.treatment) or "nothing"
-    body = (
-        f"These records differ in {len(c.warnings)} context field(s) beyond the declared treatment "
-        f"({treatment}), so the ratios below mix the treatment with other changes:\n\n" + "\n".join(items)
+    differ = f"These records differ in {len(c.warnings)} context field(s) beyond the declared treatment ({treatment}):"
+    if c.cross_context:
+        after = (
+            "A cross-context comparison was forced (`cross_context: true` for this experiment in `benchbook.yaml`, "
+            "or `bench compare --cross-context`): the ratios below mix the treatment with these differences."
+        )
+        return admonition(
+            "warning", "Cross-context comparison (forced)", "\n\n".join([differ, "\n".join(items), after])
+        )
+    after = (
+        "The pair is not comparable, so there is no verdict: the figures below are shown side by side only. "
+        "To compare anyway, set `cross_context: true` for the experiment in `benchbook.yaml` (or run "
+        "`bench compare --cross-context`); the comparison is then labelled cross-context wherever it appears."
     )
-    return admonition("warning", "Not apples to apples", body)
+    return admonition("failure", "Not comparable: the context differs", "\n\n".join([differ, "\n".join(items), after]))
 
 
 def verdict_markdown(c: Comparison) -> str:
-    """The computed verdict sentence in a box (with the warning box first when the pair is not comparable)."""
-    title = f"Verdict: {md_text(c.label_b)} compared with {md_text(c.label_a)}"
+    """The computed verdict sentence in a box, after the context box when the context differs."""
+    tag = " (cross-context)" if c.cross_context else ""
+    title = f"Verdict{tag}: {md_text(c.label_b)} compared with {md_text(c.label_a)}"
     return comparison_warnings(c) + admonition("abstract", title, md_inline(c.verdict))
 
 
@@ -132,7 +148,7 @@ def _details(c: Comparison, page: str, site: SiteData) -> str:
     names = {lv.key: lv.name for lv in c.levels}
     if c.excluded:
         lines += ["Left out of the verdict:", ""]
-        lines += [f"- {md_text(names.get(e.key, e.key))}: {md_text(e.reason)}" for e in c.excluded]
+        lines += [f"- {md_text(e.name or names.get(e.key, e.key))}: {md_text(e.reason)}" for e in c.excluded]
         lines.append("")
     notes = comparison_notes(c)
     if notes:

@@ -14,6 +14,7 @@ from .compare import comparison_markdown, experiment_comparisons
 from .data import SiteData
 from .diff import diff_table
 from .escape import md_code, md_text
+from .failed import experiment_failed_levels
 from .gitinfo import last_changed_line
 from .history import configuration_status, thresholds_sentence
 from .metrics import metric_spec
@@ -179,6 +180,9 @@ def experiment_markdown(site: SiteData, experiment: str) -> str:
         "",
         last_changed_line(site.git, [r.record.id for r in loaded]),
     ]
+    failed = experiment_failed_levels([lr.record for lr in loaded], page)
+    if failed:
+        parts += ["", failed]
     if len(latest) > 1:
         parts += ["## Comparisons", "", experiment_comparisons_markdown(site, experiment, page), ""]
     if latest:

@@ -2,7 +2,8 @@
 
 Configurations, their time order and the regression / improvement flags all come from ``bench.compare``
 (``history`` and ``flags``, thresholds from ``benchbook.yaml``); this module lays them out. A figure with too
-few earlier records is shown as "insufficient data", never as fine.
+few earlier records is shown as "insufficient data", never as fine. A failed level (``Level.failure``) is not in
+any series: its cell reads "failed".
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from collections.abc import Sequence
 
 from bench.compare import Flag
 from bench.compare.metrics import METRICS as COMPARED
-from bench.compare.regress import recorded_at
+from bench.compare.metrics import MetricSpec
+from bench.compare.regress import recorded_at, series_figure
 from bench.record.model import Level, Record
 
 from .blocks import experiment_link, record_link
@@ -69,25 +71,26 @@ def _levels(records: Sequence[Record]) -> list[Level]:
     return sorted(seen.values(), key=level_order)
 
 
-def _figures_table(records: Sequence[Record], metric: str, page: str) -> str:
-    levels = [lv for lv in _levels(records) if any(_figure(r, lv.key, metric) is not None for r in records)]
+def _failed(record: Record, key: str) -> bool:
+    return any(lv.key == key and lv.failed for lv in record.levels)
+
+
+def _figures_table(records: Sequence[Record], spec: MetricSpec, page: str) -> str:
+    stated = [lv for lv in _levels(records) if any(series_figure(r, spec, lv.key) is not None for r in records)]
+    if not stated:
+        return ""
+    levels = [lv for lv in _levels(records) if lv in stated or any(_failed(r, lv.key) for r in records)]
     if not levels:
         return ""
     rows = []
     for r in reversed(records):  # newest first
         cells = []
         for lv in levels:
-            v = _figure(r, lv.key, metric)
-            cells.append("—" if v is None else fmt_number(v))
+            v = series_figure(r, spec, lv.key)
+            cells.append("*failed*" if _failed(r, lv.key) else "—" if v is None else fmt_number(v))
         rows.append([recorded_at(r).strftime("%Y-%m-%d %H:%M"), record_link(r, page), *cells])
     header = ["Measured (UTC)", "Record", *(md_text(level_name(lv)) for lv in levels)]
     return md_table(header, rows, align="ll" + "r" * len(levels))
-
-
-def _figure(record: Record, key: str, metric: str) -> float | None:
-    lv = next((x for x in record.levels if x.key == key), None)
-    m = getattr(lv, metric, None) if lv is not None else None
-    return m.headline() if m is not None else None
 
 
 def _flags_table(flags: Sequence[Flag], site: SiteData, page: str, records: Sequence[Record]) -> str:
@@ -155,7 +158,7 @@ def history_markdown(site: SiteData, key: str) -> str:
     header = ["Measured (UTC)", "Record", "Status"] + (["Added in commit"] if site.git.available else [])
     parts += [md_table(header, rows), ""]
     for m in COMPARED:
-        table = _figures_table(records, m.name, page)
+        table = _figures_table(records, m, page)
         if table:
             parts += [f"### {md_text(m.label[:1].upper() + m.label[1:])} ({md_text(m.unit)}), by level", "", table, ""]
     return "\n".join(parts)

@@ -9,19 +9,23 @@ from bench.record.model import Level, Metric
 
 __all__ = ["METRICS", "MetricSpec", "metric_spec"]
 
+# Per-level speculative figures (``Level.speculative``): two different figures, never converted into each other.
+SPECULATIVE_FIELDS = ("accept_length", "acceptance_rate")
+
 
 @dataclass(frozen=True)
 class MetricSpec:
     key: str
-    field: str  # attribute of Level (or "accept_length", read from Level.speculative)
+    field: str  # attribute of Level (or "accept_length" / "acceptance_rate", read from Level.speculative)
     stat: str | None  # None: the metric's headline figure (value, else mean, else p50)
     label: str
     unit: str
     better: Literal["higher", "lower"]
 
     def metric(self, level: Level) -> Metric | None:
-        if self.field == "accept_length":
-            return level.speculative.accept_length if level.speculative else None
+        if self.field in SPECULATIVE_FIELDS:
+            m = getattr(level.speculative, self.field) if level.speculative else None
+            return m if isinstance(m, Metric) else None
         m = getattr(level, self.field)
         return m if isinstance(m, Metric) else None
 
@@ -58,6 +62,7 @@ METRICS: dict[str, MetricSpec] = {
         MetricSpec("e2e_p50", "e2e_ms", "p50", "E2E latency p50", "ms", "lower"),
         MetricSpec("e2e_p99", "e2e_ms", "p99", "E2E latency p99", "ms", "lower"),
         MetricSpec("accept_length", "accept_length", None, "Accept length", "tokens/step", "higher"),
+        MetricSpec("acceptance_rate", "acceptance_rate", None, "Acceptance rate", "accepted / drafted", "higher"),
     )
 }
 

@@ -12,6 +12,7 @@ from bench.record.model import Level, Metric, ModelRef, Record
 from .blocks import admonition, chart_figure, environment_rows, experiment_link, fact
 from .chartdata import ChartLine, concurrency_chart, percentile_chart
 from .escape import front_matter_title, md_code, md_code_block, md_text
+from .failed import record_failed_levels
 from .fmt import NOT_STATED, fmt_date, fmt_metric, fmt_number, fmt_stat
 from .levels import level_name, sorted_levels
 from .metrics import metric_spec
@@ -77,7 +78,11 @@ def _metric_cell(field: str) -> Callable[[Level], str]:
 
 
 def _levels_section(levels: list[Level]) -> str:
+    failed: list[tuple[str, Callable[[Level], str]]] = [
+        ("Level failed", lambda lv: f"**failed**: {md_text(lv.failure)}" if lv.failure else "—")
+    ]
     cols: list[tuple[str, Callable[[Level], str]]] = [
+        *(failed if any(lv.failed for lv in levels) else []),
         ("Requests sent", lambda lv: _int(lv.requests_sent)),
         ("Completed", lambda lv: _int(lv.requests_completed)),
         ("Failed", lambda lv: _int(lv.requests_failed)),
@@ -415,6 +420,7 @@ def record_markdown(
         "",
         "## Levels",
         "",
+        *[box for box in (record_failed_levels(levels),) if box],
         _levels_section(levels) if levels else "*This record has no levels.*",
         "",
         _distributions(levels),

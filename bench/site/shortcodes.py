@@ -14,8 +14,8 @@ else the variant named ``baseline``). Shortcodes:
 ``records experiment=E``             an experiment's records
 ``compare experiment=E candidate=V [baseline=V] [metrics=a,b]``
                                      the full comparison (bench.compare): verdict, warnings, table by level with
-                                     ratios and intervals, left-out levels; metrics among per_request_tok_s,
-                                     total_throughput, output_throughput, ttft_ms, tpot_ms
+                                     ratios and intervals, left-out levels; metrics among
+                                     bench.compare.metrics.METRICS (per_request_tok_s, total_throughput, ...)
 ``verdict experiment=E candidate=V [baseline=V]``
                                      the computed verdict sentence (and the warning box if not comparable)
 ``diff experiment=E candidate=V [baseline=V]``
@@ -29,6 +29,8 @@ else the variant named ``baseline``). Shortcodes:
 ``dead-ends [experiment=E]``         dead ends (of one experiment)
 ``context-table``                    the context/info split that decides comparability (bench.compare.context)
 ``settings``                         the comparison and regression settings in effect (benchbook.yaml)
+``repeat-spread``                    how far repeated runs of one configuration land apart (the noise floor's
+                                     evidence, bench.compare.noise)
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench.compare import Comparison, render_context_table_markdown
+from bench.compare import Comparison, floor_text, render_context_table_markdown
 from bench.record.model import Record
 
 from .blocks import admonition, dead_ends_list, environment_table, errors_box, records_table
@@ -56,6 +58,7 @@ from .experiment_page import (
 from .history import thresholds_sentence
 from .metrics import METRICS
 from .paths import RECORD_ID_PATTERN
+from .spread import repeat_spread_markdown
 from .tables import md_table
 
 __all__ = ["SHORTCODES", "ShortcodeError", "expand_shortcodes"]
@@ -214,19 +217,35 @@ def _context_table(c: _Call) -> str:
 
 def _settings(c: _Call) -> str:
     st = c.site.settings
+    cs = st.comparison
+    forced = [name for name, e in sorted(st.experiments.items()) if e.cross_context]
     rows = [
         [
-            "`comparison.min_completed`",
-            str(st.comparison.min_completed),
-            "fewer completed requests: left out of a verdict",
+            "`comparison.min_requests`",
+            str(cs.min_requests),
+            "fewer completed requests on a side at a level (pooled over its repeated runs): no verdict there",
         ],
-        ["`comparison.confidence`", f"{st.comparison.confidence:.0%}", "width of the bootstrap confidence intervals"],
+        ["`comparison.confidence`", f"{cs.confidence:.0%}", "width of the bootstrap confidence intervals"],
+        [
+            "`comparison.noise_floor`",
+            floor_text(cs.noise_floor),
+            "an interval inside it: no difference shown; a side is faster only beyond it",
+        ],
+        [
+            "`experiments.*.cross_context`",
+            md_text(", ".join(forced)) if forced else "false for every experiment",
+            "verdicts for pairs that differ in context, labelled cross-context",
+        ],
         ["`regression.ratio_threshold`", f"{st.regression.ratio_threshold:.0%}", "a change beyond this counts"],
         ["`regression.window`", str(st.regression.window), "previous comparable records whose median is the baseline"],
         ["`regression.min_history`", str(st.regression.min_history), "fewer previous records: insufficient data"],
         ["`default_treatment`", md_text(", ".join(st.default_treatment)), "what variants are meant to differ in"],
     ]
     return md_table(["Setting", "Value in this build", "Meaning"], rows)
+
+
+def _repeat_spread(c: _Call) -> str:
+    return repeat_spread_markdown((lr.record for lr in c.site.records), c.site.settings.comparison.noise_floor)
 
 
 def _chart(c: _Call) -> str:
@@ -262,6 +281,7 @@ SHORTCODES: dict[str, tuple[Callable[[_Call], str], frozenset[str], frozenset[st
     "history": (_history, frozenset({"experiment"}), frozenset()),
     "context-table": (_context_table, frozenset(), frozenset()),
     "settings": (_settings, frozenset(), frozenset()),
+    "repeat-spread": (_repeat_spread, frozenset(), frozenset()),
     "environment": (_environment, frozenset({"experiment"}), frozenset()),
     "dead-ends": (_dead_ends, frozenset(), frozenset({"experiment"})),
 }

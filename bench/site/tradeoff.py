@@ -6,7 +6,7 @@ on the chart states it ("per GPU"); otherwise it is shown as is ("per server") a
 
 The Pareto front is the set of points no other point beats on both axes (higher is better on both): a point
 is dominated when another is at least as good on both and better on one. Front points get a ring and are
-joined by a dashed grey line.
+joined by a dashed grey line. A failed level (``Level.failure``) is never a point, so never on the front.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from bench.record.model import Record
 
 from .charts import Axis, Chart, Point, Series
 from .fmt import fmt_number
+from .levels import failed_note
 from .metrics import metric_spec
 
 __all__ = ["pareto_front", "per_gpu", "tradeoff_chart"]
@@ -46,7 +47,8 @@ def tradeoff_chart(lines: Sequence[tuple[str, Record]], *, title: str, chart_id:
     for name, record in lines:
         gpus = (record.environment.gpu.count or 1) if divide else 1
         for level in sorted(
-            (lv for lv in record.levels if lv.concurrency is not None), key=lambda lv: lv.concurrency or 0
+            (lv for lv in record.levels if lv.concurrency is not None and not lv.failed),
+            key=lambda lv: lv.concurrency or 0,
         ):
             fx, fy = x_spec.figure(level), y_spec.figure(level)
             if fx is None or fy is None:
@@ -75,6 +77,9 @@ def tradeoff_chart(lines: Sequence[tuple[str, Record]], *, title: str, chart_id:
     note = (
         "ringed points and dashed grey line: Pareto front (no other point is better on both axes); label: concurrency"
     )
+    failed = failed_note(lines)
+    if failed:
+        note += "; " + failed
     return Chart(
         title=title,
         x=Axis("Per-request tok/s (one user's speed)"),

@@ -36,16 +36,17 @@ def test_cli_wiring() -> None:
 def test_compare_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert _main(["compare", BASE_ID, EAGLE_ID]) == 0
     out = capsys.readouterr().out
-    assert "Verdict: baseline is faster than eagle3 at every level both state" in out
-    assert "92.7" in out and "≈773" in out and "none: no samples" in out
+    assert "Verdict: Indicative only: no compared ratio has an interval" in out
+    assert "baseline is faster" not in out and "leads by" not in out
+    assert "92.7" in out and "≈773" in out and "none (indicative)" in out
 
 
 def test_compare_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert _main(["compare", BASE_ID, EAGLE_ID, "--format", "md"]) == 0
     out = capsys.readouterr().out
-    assert "| C=1 | per-request tok/s ↑ | 92.7 | 80.9 | 0.873 | none: no samples | — / — |" in out
+    assert "| C=1 | per-request tok/s ↑ | 92.7 | 80.9 | 0.873 | none (indicative) | — / — |" in out
     assert out.startswith("**eagle3 compared with baseline**")
-    assert "**Verdict.** baseline is faster" in out
+    assert "**Verdict.** Indicative only" in out
 
 
 def test_compare_json_by_paths(capsys: pytest.CaptureFixture[str]) -> None:
@@ -55,8 +56,10 @@ def test_compare_json_by_paths(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["comparable"] is True and data["estimate"] == "point"
     assert [lv["key"] for lv in data["levels"]] == ["1", "saturation"]
     assert data["levels"][1]["metrics"][0]["ratio"] == pytest.approx(354 / 773)
-    assert data["levels"][0]["winner"] == "baseline"
-    assert data["verdict"].startswith("baseline is faster")
+    assert data["levels"][0]["winner"] == "indicative"
+    assert data["levels"][0]["metrics"][0]["evidence"] == "indicative"
+    assert data["verdict"].startswith("Indicative only")
+    assert data["noise_floor"] == 0.05 and data["min_requests"] == 10 and data["cross_context"] is False
 
 
 @pytest.mark.parametrize("fmt", ["text", "md", "json"])
@@ -124,3 +127,34 @@ def test_run_group_repeats_are_taken_in_unless_single(tmp_path: Path, capsys: py
     assert json.loads(capsys.readouterr().out)["baseline"]["ids"] == [base[0].id]
     assert _main(["compare", base[0].id, base[1].id, "--records-dir", str(root)]) == 2
     assert "runs of one configuration" in capsys.readouterr().err
+
+
+def test_cross_context_pair_names_fields_first_and_the_flag_forces_a_labelled_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "records"
+    base = record("baseline", [level(1, 100.0, seed=1)])
+    cand = record(
+        "eagle3",
+        [level(1, 320.0, seed=2)],
+        overrides={"server.engine": "vllm", "model.name": "other/model", "environment.gpu.model": "NVIDIA B200"},
+    )
+    for r in (base, cand):
+        create_record_file(root, r)
+    common = [base.id, cand.id, "--records-dir", str(root), "--n-boot", "200"]
+    assert _main(["compare", *common]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("Not comparable: the records differ in 3 context field(s)")
+    assert lines[1:4] == [
+        "  - environment.gpu.model: 'NVIDIA H200' vs 'NVIDIA B200'",
+        "  - model.name: 'meta-llama/Llama-3.1-8B-Instruct' vs 'other/model'",
+        "  - server.engine: 'sglang' vs 'vllm'",
+    ]
+    assert "Verdict: No verdict: baseline and eagle3 are not comparable." in out and "3.2×" not in out
+    assert _main(["compare", *common, "--cross-context", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cross_context"] is True and data["comparable"] is False
+    assert data["verdict"].startswith("Cross-context comparison (forced)")
+    assert _main(["compare", *common, "--cross-context", "--format", "md"]) == 0
+    assert capsys.readouterr().out.startswith("**eagle3 compared with baseline (cross-context)**")

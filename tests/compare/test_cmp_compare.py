@@ -6,19 +6,22 @@ from cmp_fixtures import lab_records, level, record
 from bench.compare import Settings, compare_records, context_warnings, render_comparison_json
 from bench.compare.settings import ComparisonSettings
 
+# The transcribed lab notes hold one figure per level and run: point estimates, so indicative, never "faster".
 LAB_VERDICT = (
-    "baseline is faster than eagle3 at every level both state (C=1 and saturation). "
-    "At C=1 baseline leads by 15% in per-request tok/s (92.7 vs 80.9 tok/s); "
-    "at saturation baseline leads by 2.2× in total throughput (≈773 vs ≈354 tok/s). "
-    "Point estimates only: the records hold no per-request samples, so no confidence interval."
+    "Indicative only: no compared ratio has an interval (the records hold neither per-request samples nor "
+    "repeated runs), so neither side is shown to be faster. "
+    "At C=1 the point estimates favour baseline by 15% in per-request tok/s (92.7 vs 80.9 tok/s, no interval); "
+    "at saturation the point estimates favour baseline by 2.2× in total throughput (≈773 vs ≈354 tok/s, "
+    "no interval)."
 )
 
 CROSSOVER_VERDICT = (
     "eagle3 is faster at C=1 and C=4; baseline is faster at C=16 and C=64. "
     "The lead crosses over between C=4 and C=16, where baseline takes over. "
-    "At C=1 eagle3 leads by 50% in per-request tok/s (150 vs 100 tok/s); "
-    "at C=64 baseline leads by 2.0× in total throughput (8,166 vs 3,989 tok/s). "
-    "Resolved means the 95% bootstrap interval of the ratio excludes 1."
+    "At C=1 eagle3 leads by 50% in per-request tok/s (150 vs 100 tok/s; ratio 1.50, 95% interval 1.46–1.53); "
+    "at C=64 baseline leads by 2.0× in total throughput (8,166 vs 3,989 tok/s; ratio 0.49, 95% interval 0.48–0.50). "
+    "A side is called faster only where the 95% bootstrap interval of the ratio lies entirely beyond the ±5% "
+    "noise floor."
 )
 
 
@@ -45,7 +48,8 @@ def test_lab_notes_verdict_golden() -> None:
     sat = c.levels[1].metric("total_throughput")
     assert sat is not None and sat.approximate and sat.ratio.value == pytest.approx(354 / 773)
     assert "no per-request samples" in (sat.note or "")
-    assert all(lv.winner == "a" for lv in c.levels)
+    assert all(lv.winner == "indicative" for lv in c.levels)
+    assert all(m.evidence == "indicative" and not m.decided for lv in c.levels for m in lv.metrics)
 
 
 def test_lab_notes_say_what_neither_states() -> None:
@@ -64,6 +68,7 @@ def test_crossover_verdict_golden() -> None:
     for lv in c.levels:
         m = lv.metric("per_request_tok_s")
         assert m is not None and m.ratio.resolved and m.ratio.n_a == 40 and m.ratio.n_b == 40
+        assert m.evidence == "decided"
 
 
 def test_results_are_reproducible_for_a_seed() -> None:
@@ -75,8 +80,11 @@ def test_results_are_reproducible_for_a_seed() -> None:
 
 def test_overlapping_intervals_are_not_resolved() -> None:
     base = record("baseline", [level(1, 100.0, seed=1), level(8, 80.0, seed=2)])
-    cand = record("eagle3", [level(1, 101.0, seed=3), level(8, 40.0, seed=4)])
+    cand = record("eagle3", [level(1, 104.0, seed=3), level(8, 40.0, seed=4)])
     c = compare_records([base], [cand], n_boot=300)
+    m = c.levels[0].metric("per_request_tok_s")
+    assert m is not None and m.ratio.lo is not None and m.ratio.hi is not None
+    assert m.ratio.lo < 1.05 < m.ratio.hi  # straddles the edge of the noise floor: neither inside nor beyond
     assert c.levels[0].winner == "unresolved"
     assert c.verdict.startswith("The difference is not resolved at C=1; baseline is faster at C=8.")
     assert "At C=1 the difference in per-request tok/s is not resolved (ratio 1." in c.verdict
@@ -146,13 +154,15 @@ def test_small_and_flagged_levels_are_left_out_of_the_verdict() -> None:
     c = compare_records([base], [cand], n_boot=100)
     reasons = {e.key: e.reason for e in c.excluded}
     assert reasons == {
-        "2": "baseline: only 5 completed requests (fewer than 10)",
+        "2": "baseline: fewer than 10 requests (5 in 1 run)",
         "4": "baseline: error rate flagged (40%)",
     }
     assert c.verdict.startswith("eagle3 is faster than baseline at the one level both state (C=1).")
-    assert c.verdict.endswith("Left out: C=2 and C=4 (too few requests or a flagged error rate).")
+    assert c.verdict.endswith(
+        "Left out: C=2 (baseline: fewer than 10 requests (5 in 1 run)) and C=4 (baseline: error rate flagged (40%))."
+    )
     assert "C=4" not in c.verdict.split("Left out")[0]
-    strict = Settings(comparison=ComparisonSettings(min_completed=50))
+    strict = Settings(comparison=ComparisonSettings(min_requests=50))
     assert "No verdict" in compare_records([base], [cand], settings=strict, n_boot=20).verdict
 
 
@@ -190,7 +200,10 @@ def test_one_side_without_samples_gives_a_point_estimate() -> None:
     c = compare_records([base], [cand], n_boot=20)
     m = c.levels[0].metric("per_request_tok_s")
     assert m is not None and not m.ratio.has_interval
-    assert m.note == "point estimate, no interval: the baseline records hold no per-request samples"
+    assert m.note == (
+        "point estimate, no interval: the baseline records hold no per-request samples and no repeated runs"
+    )
+    assert m.evidence == "indicative"
 
 
 def test_empty_sides_are_refused() -> None:

@@ -18,6 +18,10 @@ def test_table_shows_bench_compare_ratios_and_intervals() -> None:
     )
     for lv in c.levels:
         for m in lv.metrics:
+            if m.metric == "accept_length":  # only the candidate (speculative) states it: no ratio, said so
+                assert m.ratio.value is None
+                assert m.note == "only the candidate states it; the baseline states no accept length"
+                continue
             assert m.ratio.value is not None
             assert f"{m.ratio.value:.2f}×" in table
             if m.ratio.lo is not None and m.ratio.hi is not None:
@@ -25,25 +29,31 @@ def test_table_shows_bench_compare_ratios_and_intervals() -> None:
     # levels with samples carry an interval, the others say they have none
     assert "| C=1 (left out) | per\\-request tok/s | higher | 146 | 237 | 1.62× | 1.47–1.77 | 4 / 4 |" in table
     assert (
-        "| C=8 | per\\-request tok/s | higher | 96.2 | 144 | 1.49× | point estimate, no interval | 32 / 32 |" in table
+        "| C=8 | per\\-request tok/s | higher | 96.2 | 144 | 1.49× | point estimate, no interval (indicative) "
+        "| 32 / 32 |" in table
     )
 
 
 def test_transcribed_records_give_point_estimates_and_the_verdict() -> None:
     site = site_of(shipped(BASELINE_ID), shipped(EAGLE_ID))
     md = comparison_markdown(site_comparison(site, shipped(BASELINE_ID), shipped(EAGLE_ID)), "x.md", site)
-    assert "| C=1 | per\\-request tok/s | higher | 92.7 | 80.9 | 0.87× | point estimate, no interval | — / — |" in md
+    row = "| C=1 | per\\-request tok/s | higher | 92.7 | 80.9 | 0.87× | point estimate, no interval (indicative) "
+    row += "| — / — |"
+    assert row in md
     assert "| saturation | total throughput \\(tok/s\\) | higher | ≈773 | ≈354 | ≈0.46× |" in md
     assert '!!! abstract "Verdict: eagle3 compared with baseline"' in md
-    assert "baseline leads by 15% in per-request tok/s" in md and "baseline leads by 2.2× in total throughput" in md
+    # issue 9: the transcribed pair is indicative (point estimates only), never "baseline is faster"
+    assert "Indicative only" in md and "is faster than" not in md and "leads by" not in md
+    assert "the point estimates favour baseline by 15% in per-request tok/s" in md
+    assert "the point estimates favour baseline by 2.2× in total throughput" in md
 
 
 def test_left_out_levels_are_marked_and_listed() -> None:
     site = site_of(fixture(FX_BASELINE_ID), fixture(FX_EAGLE_ID))
     md = comparison_markdown(site_comparison(site, fixture(FX_BASELINE_ID), fixture(FX_EAGLE_ID)), "x.md", site)
     assert "| C=2 (left out) |" in md
-    assert "- C=1: baseline: only 4 completed requests \\(fewer than 10\\)" in md
-    assert "Left out: C=1 and C=2" in md  # the verdict names them too
+    assert "- C=1: baseline: fewer than 10 requests \\(4 in 1 run\\); candidate: fewer than 10 requests" in md
+    assert "Left out: C=1 (baseline: fewer than 10 requests" in md  # the verdict names them too
 
 
 def test_incomparable_pair_gets_a_warning_naming_each_field_with_both_values() -> None:
@@ -53,10 +63,29 @@ def test_incomparable_pair_gets_a_warning_naming_each_field_with_both_values() -
     cand = cand.model_copy(update={"environment": cand.environment.model_copy(update={"gpu": gpu})})
     site = site_of(base, cand)
     md = comparison_markdown(site_comparison(site, base, cand), "x.md", site)
-    assert '!!! warning "Not apples to apples"' in md
-    assert "- `environment.gpu.count`: baseline `1`, eagle3 `8`" in md
+    # the differing fields come first, then the (withheld) verdict, then the table
+    assert md.startswith('!!! failure "Not comparable: the context differs"')
+    assert (
+        md.index("- `environment.gpu.count`: baseline `1`, eagle3 `8`") < md.index("!!! abstract") < md.index("| Level")
+    )
+    assert "No verdict: baseline and eagle3 are not comparable" in md and "is faster than" not in md
     # the treatment itself (speculative settings) is not warned about
     assert "`speculative.algorithm`:" not in md
+
+
+def test_forced_cross_context_is_labelled_on_the_site() -> None:
+    base = fixture(FX_BASELINE_ID)
+    cand = fixture(FX_EAGLE_ID)
+    gpu = cand.environment.gpu.model_copy(update={"count": 8})
+    cand = cand.model_copy(update={"environment": cand.environment.model_copy(update={"gpu": gpu})})
+    forced = Settings.model_validate(
+        {"experiments": {base.experiment: {"title": "t", "baseline": "baseline", "cross_context": True}}}
+    )
+    site = site_of(base, cand, settings=forced)
+    md = comparison_markdown(site_comparison(site, base, cand), "x.md", site)
+    assert md.startswith('!!! warning "Cross-context comparison (forced)"')
+    assert '!!! abstract "Verdict (cross-context): eagle3 compared with baseline"' in md
+    assert "    Cross-context comparison (forced): baseline and eagle3 differ in context" in md
 
 
 def test_repeated_runs_are_pooled_per_side() -> None:
