@@ -101,6 +101,7 @@ def _compare_metric(
             ba.point,
             bb.point,
             Ratio(value, lo, hi, ba.n_requests, bb.n_requests, ba.n_runs, bb.n_runs),
+            neutral=spec.neutral,
         )
     va, na, ra, xa = _point(spec, la) if ba is None else (ba.point, ba.n_requests, ba.n_runs, False)
     vb, nb, rb, xb = _point(spec, lb) if bb is None else (bb.point, bb.n_requests, bb.n_runs, False)
@@ -122,6 +123,7 @@ def _compare_metric(
         Ratio(value, None, None, na, nb, max(ra, 1), max(rb, 1)),
         approximate=xa or xb,
         note=note,
+        neutral=spec.neutral,
     )
 
 

@@ -8,6 +8,13 @@ Per-request values are computed from ``Level.samples`` with the formulas of ``sh
 * total throughput = Σ (input + output tokens) / level duration; output throughput = Σ output tokens / duration.
 
 A request whose token count is unknown is left out of the means; a throughput needs every count.
+
+The cache-hit share (Σ cached prompt tokens ÷ Σ prompt tokens, ``Level.prefix_cache``) is compared too, as a
+*neutral* figure: it describes what the workload let the server reuse, so no side "leads" on it and no
+regression is flagged on it, but a speed difference between two records with different shares is not the
+engines' alone. It is a share of sums, bootstrapped as a ``rate`` whose "duration" is the level's Σ prompt
+tokens and whose per-request "times" are the prompt tokens: a resample's share is then exactly
+Σ cached[idx] ÷ Σ prompt[idx].
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench.record.model import Level, Metric, Samples
+from bench.record.model import Level, Metric, PrefixCache, Samples
 
 from .bootstrap import Kind, RunValues
 
@@ -57,6 +64,32 @@ def _output_tokens(s: Samples) -> list[float] | None:
     return [float(n) for n in s.output_tokens if n is not None]
 
 
+def _cache_pairs(s: Samples) -> list[tuple[float, float]]:
+    """(cached, prompt tokens) of the requests that report both, with a positive prompt."""
+    if not s.cached_tokens or len(s.cached_tokens) != len(s.input_tokens):
+        return []
+    return [
+        (float(c), float(i))
+        for c, i in zip(s.cached_tokens, s.input_tokens, strict=True)
+        if c is not None and i is not None and 0 <= c <= i and i > 0
+    ]
+
+
+def _cached_tokens(s: Samples) -> list[float] | None:
+    return [c for c, _ in _cache_pairs(s)] or None
+
+
+def _cache_prompt_tokens(s: Samples) -> list[float] | None:
+    return [i for _, i in _cache_pairs(s)] or None
+
+
+def _stated_cache_hit_share(level: Level) -> Metric | None:
+    pc: PrefixCache | None = level.prefix_cache
+    if pc is None:
+        return None
+    return Metric(unit="share", formula="sum_cached_prompt_tokens/sum_prompt_tokens", value=pc.hit_share, n=pc.requests)
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     name: str
@@ -65,6 +98,9 @@ class MetricSpec:
     higher_is_better: bool
     kind: Kind
     per_request: Callable[[Samples], list[float] | None]
+    share_of: Callable[[Samples], list[float] | None] | None = None  # denominators: a share of sums
+    stated: Callable[[Level], Metric | None] | None = None  # the stated figure, when not a Level attribute
+    neutral: bool = False  # a workload figure: shown, never a leader, never a regression
 
 
 METRICS: tuple[MetricSpec, ...] = (
@@ -73,6 +109,17 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("output_throughput", "output throughput", "tok/s", True, "rate", _output_tokens),
     MetricSpec("ttft_ms", "TTFT", "ms", False, "mean", _ttft),
     MetricSpec("tpot_ms", "TPOT", "ms", False, "mean", _tpot),
+    MetricSpec(
+        "cache_hit_share",
+        "cache-hit share",
+        "cached/prompt tokens",
+        False,
+        "rate",
+        _cached_tokens,
+        share_of=_cache_prompt_tokens,
+        stated=_stated_cache_hit_share,
+        neutral=True,
+    ),
 )
 # The metrics that decide which side is faster at a level (latencies are shown, not voted).
 SPEED_METRICS: tuple[str, ...] = ("per_request_tok_s", "total_throughput", "output_throughput")
@@ -85,6 +132,11 @@ def run_values(spec: MetricSpec, level: Level) -> RunValues | None:
     values = spec.per_request(level.samples)
     if not values:
         return None
+    if spec.share_of is not None:
+        shares_of = spec.share_of(level.samples)
+        if not shares_of or len(shares_of) != len(values) or sum(shares_of) <= 0:
+            return None
+        return RunValues(values=values, kind="rate", duration_s=sum(shares_of), times=shares_of)
     if spec.kind == "mean":
         return RunValues(values=values, kind="mean")
     if not level.duration_s:
@@ -95,5 +147,7 @@ def run_values(spec: MetricSpec, level: Level) -> RunValues | None:
 
 def stated_metric(spec: MetricSpec, level: Level) -> Metric | None:
     """The figure the record states for ``spec`` at this level (for records without samples)."""
+    if spec.stated is not None:
+        return spec.stated(level)
     metric = getattr(level, spec.name)
     return metric if isinstance(metric, Metric) else None

@@ -70,7 +70,7 @@ def _series(records: Sequence[Record]) -> dict[tuple[str, str], list[float | Non
     for r in records:
         for lv in r.levels:
             for i, spec in enumerate(METRICS):
-                if getattr(lv, spec.name) is not None:
+                if not spec.neutral and getattr(lv, spec.name) is not None:
                     keys.setdefault((spec.name, lv.key), (level_sort_key(lv), i))
     out: dict[tuple[str, str], list[float | None]] = {}
     for key in sorted(keys, key=lambda k: keys[k]):

@@ -31,7 +31,14 @@ __all__ = [
 ]
 
 # The metrics bench.compare compares, by name (the ``metrics=`` argument of the shortcodes picks among them).
-COMPARED_METRICS: tuple[str, ...] = ("per_request_tok_s", "total_throughput", "output_throughput", "ttft_ms", "tpot_ms")
+COMPARED_METRICS: tuple[str, ...] = (
+    "per_request_tok_s",
+    "total_throughput",
+    "output_throughput",
+    "ttft_ms",
+    "tpot_ms",
+    "cache_hit_share",
+)
 NO_INTERVAL = "point estimate, no interval"
 
 
@@ -90,7 +97,7 @@ def comparison_table(c: Comparison, metrics: Sequence[str] | None = None) -> str
                 [
                     level,
                     md_text(f"{m.label} ({m.unit})" if m.unit not in m.label else m.label),
-                    "higher" if m.higher_is_better else "lower",
+                    "neither (workload)" if m.neutral else "higher" if m.higher_is_better else "lower",
                     fmt_figure(m.a, m.approximate) if m.a is not None else "—",
                     fmt_figure(m.b, m.approximate) if m.b is not None else "—",
                     _ratio(m),
