@@ -323,7 +323,8 @@ async def run_sweep(
     offset = 0
     nonce = state.record.id
     server_facts = state.record.server
-    policy_now = cache_policy(server_facts.engine, server_facts.args, server_facts.server_info)
+    info = {**(server_facts.observed.extra if server_facts.observed else {}), **(server_facts.server_info or {})}
+    policy_now = cache_policy(server_facts.engine, server_facts.args, info)
     if policy_now != state.record.workload.cache_policy:  # the server's own info arrived after the record was made
         workload = {**state.record.workload.model_dump(), "cache_policy": policy_now}
         state.write(Record.model_validate({**state.record.model_dump(), "workload": workload}))

@@ -71,10 +71,19 @@ def replay(arun: Runner, events: list[bytes]) -> RequestResult:
     return result
 
 
+@pytest.fixture(params=["split", "whole"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways a chunk is read: split (meta_info only; the client uses it from 2 kB chunks on) and whole."""
+    monkeypatch.setattr(client_module, "_WHOLE_BELOW", 0 if request.param == "split" else 10**9)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("incremental", [False, True])
 @pytest.mark.parametrize("counts", [True, False])
 @pytest.mark.parametrize("per_chunk", [1, 3])
-def test_tokens_per_chunk_from_output_ids(arun: Runner, incremental: bool, counts: bool, per_chunk: int) -> None:
+def test_tokens_per_chunk_from_output_ids(
+    arun: Runner, path: str, incremental: bool, counts: bool, per_chunk: int
+) -> None:
     r = replay(arun, sglang_stream(20, per_chunk=per_chunk, incremental=incremental, counts=counts))
     assert r.ok, r.error
     expected = [per_chunk] * (20 // per_chunk) + ([20 % per_chunk] if 20 % per_chunk else [])
@@ -84,13 +93,14 @@ def test_tokens_per_chunk_from_output_ids(arun: Runner, incremental: bool, count
     assert (r.input_tokens, r.cached_tokens, r.finish_reason) == (47, 3, "length")
 
 
-def test_repeated_ids_in_incremental_chunks_are_not_taken_for_a_cumulative_stream(arun: Runner) -> None:
+def test_repeated_ids_in_incremental_chunks_are_not_taken_for_a_cumulative_stream(arun: Runner, path: str) -> None:
     # NGRAM output repeats itself ("198,26,256" again and again): each incremental chunk can equal the last one
     r = replay(arun, sglang_stream(12, per_chunk=3, incremental=True, text_of=lambda i: "*"))
     assert r.chunk_tokens == [3, 3, 3, 3] and r.stream_mode == "incremental"
 
 
-def test_layouts_the_fast_path_does_not_know_are_decoded_whole(arun: Runner) -> None:
+def test_layouts_the_fast_path_does_not_know_are_decoded_whole(arun: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_module, "_WHOLE_BELOW", 0)
     spaced = replay(arun, sglang_stream(30, spaced=True))
     assert spaced.chunk_tokens == [1] * 30 and spaced.decoded_chars < 30 * 200  # still the fast path
     reordered = [
@@ -127,7 +137,7 @@ def test_testserver_sglang_modes_through_the_client(arun: Runner) -> None:
         async with serve(cfg) as srv, StreamingClient(srv.url, max_connections=1) as c:
             return await c.send(spec)
 
-    for incremental in (False, True):
+    for incremental in (False, True):  # chunks of a few hundred bytes: decoded whole
         r = arun(go(incremental))
         assert r.chunk_tokens == [3, 3, 3, 1] and r.output_tokens == 10
         assert r.stream_mode == ("incremental" if incremental else "cumulative")

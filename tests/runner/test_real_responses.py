@@ -6,11 +6,13 @@ fields copied), not produced by the code under test.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from bench.record.model import Level
 from bench.runner.client import RequestResult, RequestSpec, StreamingClient
@@ -18,6 +20,7 @@ from bench.runner.config import RunConfig
 from bench.runner.engines.sglang import SGLangEngine
 from bench.runner.load import LevelRun
 from bench.runner.metrics import FORMULA_ACCEPT_LENGTH, FORMULA_ACCEPTANCE_RATE, summarize_level
+from bench.runner.native import split_chunk
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -49,6 +52,27 @@ def level_of(results: list[RequestResult], speculative_method: str | None = None
     start = min(r.t_sent_ns for r in results)
     end = max(r.t_done_ns or 0 for r in results)
     return summarize_level(LevelRun(1, results, [], start, end, None), speculative_method=speculative_method)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "baseline-generate-stream.sse",
+        "baseline-generate-nonstream.json",
+        "ngram-generate-stream.sse",
+        "ngram-generate-nonstream.json",
+    ],
+)
+def test_split_reads_real_chunks_as_a_whole_decode_does(name: str) -> None:
+    """The client reads large /generate chunks by decoding meta_info only; on every real chunk that must give
+    what decoding it whole gives."""
+    events = [e[len("data: ") :] for e in _body(SGLANG / name).decode().split("\n\n") if e.startswith("data: {")]
+    assert events
+    for data in events:
+        chunk = split_chunk(data)
+        whole = json.loads(data)
+        assert chunk is not None and chunk.meta == whole["meta_info"] and chunk.ids == len(whole["output_ids"])
+        assert chunk.decoded_chars < len(data)
 
 
 def test_sglang_generate_cumulative_stream_counts_new_output_ids(arun: Runner) -> None:
