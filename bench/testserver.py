@@ -13,8 +13,9 @@ millisecond boundaries (up to ~1 ms late); :func:`precise_event_loop` (``select(
 makes the server yield-spin that long before each deadline instead (costs CPU). The lateness of every chunk is
 recorded and served at ``GET /stats`` (``POST /stats/reset`` clears it), with the peak number of streams in flight.
 
-Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /generate`` (SGLang native, cumulative
-text and ``meta_info``), ``GET /health``, ``GET /v1/models``, ``GET /stats``. Every response carries the header
+Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /generate`` (SGLang 0.5.17's native layout:
+``text``, ``output_ids`` and ``meta_info``, cumulative by default, incremental with ``incremental_output``),
+``GET /health``, ``GET /v1/models``, ``GET /stats``. Every response carries the header
 ``x-benchbook-test-server: 1``; ``/v1/models`` says ``owned_by: benchbook-testserver``. A request may override any
 :class:`TestServerConfig` field with a ``"benchbook_test": {...}`` object in its JSON body.
 
@@ -70,7 +71,11 @@ class TestServerConfig:
     fail_mode: Literal["close", "error_event"] = "close"
     fail_status: int | None = None  # answer every generation request with this HTTP status
     role_chunk: bool = False  # chat: send a role-only chunk at once, before the first token
-    draft_tokens_per_step: int | None = None  # llama.cpp timings: draft_n per chunk, accepted = tokens - 1
+    draft_tokens_per_step: int | None = None  # draft tokens proposed per chunk (= verify step); accepted = tokens - 1
+    incremental_output: bool = False  # /generate: only the new text and output_ids per chunk (SGLang's
+    # --incremental-streaming-output); default: cumulative, every chunk repeats all text and ids so far
+    cached_tokens: int | None = None  # report this many cached prompt tokens (at most the prompt's)
+    prefix_cache: bool = False  # report as cached the words a request's prompt shares with an earlier prompt's start
     model: str = SERVER_NAME
     spin_us: int = 0  # yield-spin this long before each deadline (for epoll loops)
 
@@ -87,6 +92,8 @@ class TestServerConfig:
             raise ValueError("fail_status must be an HTTP error status (400..599)")
         if self.spin_us < 0:
             raise ValueError("spin_us must be >= 0")
+        if self.cached_tokens is not None and self.cached_tokens < 0:
+            raise ValueError("cached_tokens must be >= 0")
 
 
 def precise_event_loop() -> asyncio.AbstractEventLoop:
@@ -181,14 +188,42 @@ def _words(n: int, start: int = 0) -> str:
     return "".join(f" w{i}" for i in range(start, start + n))
 
 
-def _prompt_tokens(body: dict[str, Any]) -> int:
+def _prompt_words(body: dict[str, Any]) -> list[str]:
+    """The prompt as the test server counts it: one token per whitespace-separated word."""
     if "messages" in body:
         messages = body["messages"]
         if not isinstance(messages, list):
             raise _BadRequest("'messages' must be a list")
-        return sum(len(str(m.get("content", "")).split()) for m in messages if isinstance(m, dict))
+        return [w for m in messages if isinstance(m, dict) for w in str(m.get("content", "")).split()]
     prompt = body.get("prompt", body.get("text", ""))
-    return len(str(prompt).split())
+    return str(prompt).split()
+
+
+class PrefixCacheSim:
+    """A prefix cache in miniature: a prompt's cached tokens are the words it shares with the start of an earlier
+    prompt (the longest such prefix), at most all but the last word, as a radix cache computes at least one
+    token. Earlier prompts are looked up by their first word (the last ``per_word`` prompts for each)."""
+
+    def __init__(self, per_word: int = 64) -> None:
+        self._by_first: dict[str, list[tuple[str, ...]]] = {}
+        self._per_word = per_word
+
+    def cached(self, words: Sequence[str]) -> int:
+        prompt = tuple(words)
+        if not prompt:
+            return 0
+        seen = self._by_first.setdefault(prompt[0], [])
+        best = 0
+        for earlier in seen:
+            n = 0
+            for a, b in zip(prompt, earlier, strict=False):
+                if a != b:
+                    break
+                n += 1
+            best = max(best, n)
+        seen.append(prompt)
+        del seen[: -self._per_word]
+        return min(best, len(prompt) - 1)
 
 
 def _overrides(config: TestServerConfig, body: dict[str, Any]) -> TestServerConfig:
@@ -229,6 +264,7 @@ class TestServer:
         self.host = host
         self.port = port
         self.stats = ServerStats()
+        self.prefix_cache = PrefixCacheSim()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -356,7 +392,11 @@ class TestServer:
         if not isinstance(max_tokens, int) or max_tokens < 1:
             raise _BadRequest("max_tokens must be a positive integer")
         ignore_eos = bool(sampling.get("ignore_eos", False))
-        prompt_tokens = _prompt_tokens(body)
+        words = _prompt_words(body)
+        prompt_tokens = len(words)
+        cached = self.prefix_cache.cached(words) if cfg.prefix_cache else None
+        if cfg.cached_tokens is not None:
+            cached = min(cfg.cached_tokens, prompt_tokens)
         self.stats.requests += 1
         if cfg.fail_status is not None:
             error = {"error": {"message": f"test server configured to fail with {cfg.fail_status}", "type": "test"}}
@@ -368,9 +408,9 @@ class TestServer:
         try:
             if not body.get("stream", False):
                 await self._sleep_until(t0 + truth.e2e_ms / 1e3, cfg.spin_us / 1e6)
-                await self._json(writer, 200, _whole(api, cfg, truth, prompt_tokens), keep_alive)
+                await self._json(writer, 200, _whole(api, cfg, truth, prompt_tokens, cached), keep_alive)
                 return keep_alive
-            return await self._stream(writer, api, body, cfg, truth, prompt_tokens, origin, keep_alive)
+            return await self._stream(writer, api, body, cfg, truth, (prompt_tokens, cached), origin, keep_alive)
         finally:
             self.stats.in_flight -= 1
 
@@ -381,7 +421,7 @@ class TestServer:
         body: dict[str, Any],
         cfg: TestServerConfig,
         truth: Truth,
-        prompt_tokens: int,
+        prompt: tuple[int, int | None],
         origin: tuple[float, int],
         keep_alive: bool,
     ) -> bool:
@@ -399,7 +439,7 @@ class TestServer:
         if len(self.stats.streams) < _MAX_STREAM_LOGS:
             self.stats.streams.append(log)
         writer.write(_response_head(200, headers))
-        events = _Events(api, cfg, truth, prompt_tokens, continuous)
+        events = _Events(api, cfg, truth, prompt, continuous)
         if cfg.role_chunk and api == "chat":
             writer.write(_sse(events.role()))
         await writer.drain()
@@ -434,17 +474,16 @@ class TestServer:
 class _Events:
     """The JSON payloads of one streamed response."""
 
-    def __init__(self, api: str, cfg: TestServerConfig, truth: Truth, prompt_tokens: int, continuous: bool) -> None:
-        self.api, self.cfg, self.truth, self.prompt_tokens, self.continuous = api, cfg, truth, prompt_tokens, continuous
+    def __init__(
+        self, api: str, cfg: TestServerConfig, truth: Truth, prompt: tuple[int, int | None], continuous: bool
+    ) -> None:
+        self.api, self.cfg, self.truth, self.continuous = api, cfg, truth, continuous
+        self.prompt_tokens, self.cached = prompt
         self.sent = 0
         self.id = "cmpl-benchbook-test"
 
-    def _usage(self) -> dict[str, int]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.sent,
-            "total_tokens": self.prompt_tokens + self.sent,
-        }
+    def _usage(self) -> dict[str, Any]:
+        return _usage(self.prompt_tokens, self.sent, self.cached)
 
     def _choice(self, text: str | None, finish: str | None, role: bool = False) -> dict[str, Any]:
         if self.api == "chat":
@@ -469,24 +508,26 @@ class _Events:
         self.sent += size
         if self.api != "generate":
             return self._envelope([self._choice(_words(size, start), None)])
-        meta: dict[str, Any] = {"id": self.id, "prompt_tokens": self.prompt_tokens}
-        if self.cfg.usage:
-            meta["completion_tokens"] = self.sent
-        if self.cfg.draft_tokens_per_step is not None:
-            meta["spec_verify_ct"] = k + 1
         last = k == len(self.truth.chunk_tokens) - 1
-        meta["finish_reason"] = {"type": self.truth.finish_reason} if last else None
-        return {"text": _words(self.sent), "meta_info": meta}
+        first = start if self.cfg.incremental_output else 0
+        meta = _sglang_meta(self.cfg, self.truth, self.prompt_tokens, self.cached, self.sent, k + 1, last)
+        return {
+            "text": _words(self.sent - first, first),
+            "output_ids": list(range(first, self.sent)),
+            "meta_info": meta,
+        }
 
     def finish(self) -> dict[str, Any]:
         obj = self._envelope([self._choice(None if self.api == "chat" else "", self.truth.finish_reason)])
-        if self.cfg.draft_tokens_per_step is not None:
+        if self.cfg.draft_tokens_per_step is not None:  # llama.cpp's per-request timings
             steps = len(self.truth.chunk_tokens)
             obj["timings"] = {
                 "predicted_n": self.sent,
                 "draft_n": steps * self.cfg.draft_tokens_per_step,
                 "draft_n_accepted": self.sent - steps,
             }
+            if self.cached is not None:
+                obj["timings"]["cache_n"] = self.cached
         return obj
 
     def usage(self) -> dict[str, Any]:
@@ -494,11 +535,49 @@ class _Events:
         return {"id": self.id, "object": kind, "model": self.cfg.model, "choices": [], "usage": self._usage()}
 
 
-def _whole(api: str, cfg: TestServerConfig, truth: Truth, prompt_tokens: int) -> dict[str, Any]:
+def _usage(prompt_tokens: int, completion_tokens: int, cached: int | None) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    if cached is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    return usage
+
+
+def _sglang_meta(
+    cfg: TestServerConfig, truth: Truth, prompt_tokens: int, cached: int | None, sent: int, steps: int, last: bool
+) -> dict[str, Any]:
+    """``meta_info`` as SGLang 0.5.17 streams it (keys and order from tests/runner/fixtures/sglang/); the
+    speculative counters are cumulative, one verify step per chunk, ``tokens - 1`` accepted drafts per step."""
+    finish: dict[str, Any] | None = None
+    if last:
+        finish = {"type": "length", "length": sent} if truth.finish_reason == "length" else {"type": "stop"}
+    meta: dict[str, Any] = {"id": "benchbook-test", "finish_reason": finish, "prompt_tokens": prompt_tokens}
+    if cfg.usage:
+        meta["completion_tokens"] = sent
+    if cached is not None:
+        meta["cached_tokens"] = cached
+    if cfg.draft_tokens_per_step is not None:
+        proposed, accepted = steps * cfg.draft_tokens_per_step, sent - steps
+        meta.update(
+            spec_accept_rate=accepted / proposed if proposed else 0.0,
+            spec_accept_length=sent / steps,
+            spec_num_correct_drafts=accepted,
+            spec_num_proposed_drafts=proposed,
+            spec_verify_ct=steps,
+            spec_accepted_drafts=accepted,
+            spec_proposed_drafts=proposed,
+        )
+    return meta
+
+
+def _whole(api: str, cfg: TestServerConfig, truth: Truth, prompt_tokens: int, cached: int | None) -> dict[str, Any]:
     n = truth.output_tokens
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": n, "total_tokens": prompt_tokens + n}
     if api == "generate":
-        return {"text": _words(n), "meta_info": {"prompt_tokens": prompt_tokens, "completion_tokens": n}}
+        meta = _sglang_meta(cfg, truth, prompt_tokens, cached, n, len(truth.chunk_tokens), True)
+        return {"text": _words(n), "output_ids": list(range(n)), "meta_info": meta}
     if api == "chat":
         choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": _words(n)}}
     else:
@@ -506,7 +585,7 @@ def _whole(api: str, cfg: TestServerConfig, truth: Truth, prompt_tokens: int) ->
     choice["finish_reason"] = truth.finish_reason
     obj: dict[str, Any] = {"id": "cmpl-benchbook-test", "model": cfg.model, "choices": [choice]}
     if cfg.usage:
-        obj["usage"] = usage
+        obj["usage"] = _usage(prompt_tokens, n, cached)
     return obj
 
 
@@ -536,7 +615,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-mode", choices=["close", "error_event"], default="close")
     p.add_argument("--fail-status", type=int, default=None)
     p.add_argument("--role-chunk", action="store_true", help="chat: send a role-only chunk before the first token")
-    p.add_argument("--draft-tokens-per-step", type=int, default=None, help="report llama.cpp-style draft timings")
+    p.add_argument(
+        "--draft-tokens-per-step",
+        type=int,
+        default=None,
+        help="report draft counts (llama.cpp timings, SGLang meta_info)",
+    )
+    p.add_argument(
+        "--incremental-output",
+        action="store_true",
+        help="/generate: only new text and ids per chunk (SGLang --incremental-streaming-output)",
+    )
+    p.add_argument("--cached-tokens", type=int, default=None, help="report this many cached prompt tokens")
+    p.add_argument("--prefix-cache", action="store_true", help="simulate a prefix cache and report its hits")
     p.add_argument("--model", default=SERVER_NAME)
     p.add_argument(
         "--loop",
@@ -563,6 +654,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             fail_status=args.fail_status,
             role_chunk=args.role_chunk,
             draft_tokens_per_step=args.draft_tokens_per_step,
+            incremental_output=args.incremental_output,
+            cached_tokens=args.cached_tokens,
+            prefix_cache=args.prefix_cache,
             model=args.model,
             spin_us=args.spin_us,
         )

@@ -100,8 +100,10 @@ def test_no_usage_and_native_generate_and_non_streaming() -> None:
     assert "usage" not in plain and "".join(e["choices"][0]["text"] for e in _events(plain)[:-1]) == " w0 w1 w2"
     events = _events(native)
     assert [e["text"] for e in events[:-1]] == [" w0", " w0 w1"]  # SGLang streams the cumulative text
+    assert [e["output_ids"] for e in events[:-1]] == [[0], [0, 1]]  # and every output id so far
     assert events[-2]["meta_info"]["completion_tokens"] == 2
-    assert events[-2]["meta_info"]["finish_reason"] == {"type": "length"}
+    assert events[-2]["meta_info"]["finish_reason"] == {"type": "length", "length": 2}
+    assert events[0]["meta_info"]["finish_reason"] is None and "cached_tokens" not in events[0]["meta_info"]
     assert whole["choices"][0]["message"]["content"] == " w0 w1 w2" and whole["usage"]["completion_tokens"] == 3
 
 
@@ -211,3 +213,55 @@ def test_command_line_refuses_a_bad_configuration() -> None:
         timeout=30,
     )
     assert proc.returncode == 2 and "tokens_per_chunk must be >= 1" in proc.stderr
+
+
+def test_sglang_generate_modes_speculative_counters_and_cached_tokens() -> None:
+    """The /generate layout of SGLang 0.5.17 (tests/runner/fixtures/sglang/): cumulative or incremental chunks,
+    cumulative meta_info counters; cached prompt tokens on every API."""
+    cfg = TestServerConfig(ttft_ms=1, itl_ms=1, tokens_per_chunk=3, output_tokens=7, draft_tokens_per_step=4)
+    gen = {"text": "a b c d", "sampling_params": {"max_new_tokens": 9}, "stream": True}
+
+    async def go() -> list[str]:
+        async with serve(cfg) as srv, httpx.AsyncClient(base_url=srv.url) as client:
+            cumulative = await client.post("/generate", json={**gen, "benchbook_test": {"cached_tokens": 3}})
+            incremental = await client.post("/generate", json={**gen, "benchbook_test": {"incremental_output": True}})
+            chat = await client.post(
+                "/v1/chat/completions",
+                json={"messages": [{"role": "user", "content": "a b"}], "stream": True,
+                      "stream_options": {"include_usage": True}, "benchbook_test": {"cached_tokens": 5}},
+            )  # fmt: skip
+            return [cumulative.text, incremental.text, chat.text]
+
+    cumulative, incremental, chat = (_events(t)[:-1] for t in run(go()))
+    assert [e["output_ids"] for e in cumulative] == [[0, 1, 2], [0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5, 6]]
+    assert [e["text"] for e in cumulative][-1] == " w0 w1 w2 w3 w4 w5 w6"
+    assert [e["output_ids"] for e in incremental] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert [e["text"] for e in incremental] == [" w0 w1 w2", " w3 w4 w5", " w6"]
+    last = cumulative[-1]["meta_info"]
+    assert last["finish_reason"] == {"type": "stop"} and last["completion_tokens"] == 7
+    assert (last["prompt_tokens"], last["cached_tokens"]) == (4, 3)
+    # 3 chunks = 3 verify steps of 4 proposed drafts; 7 tokens = 3 steps + 4 accepted drafts
+    assert (last["spec_verify_ct"], last["spec_proposed_drafts"], last["spec_accepted_drafts"]) == (3, 12, 4)
+    assert (last["spec_num_proposed_drafts"], last["spec_num_correct_drafts"]) == (12, 4)
+    assert last["spec_accept_length"] == 7 / 3 and last["spec_accept_rate"] == 4 / 12
+    assert [e["meta_info"]["spec_verify_ct"] for e in incremental] == [1, 2, 3]
+    usage = chat[-1]["usage"]
+    assert usage["prompt_tokens_details"] == {"cached_tokens": 2}  # capped at the prompt's 2 tokens
+    assert chat[-2]["timings"]["cache_n"] == 2
+
+
+def test_prefix_cache_simulation() -> None:
+    cfg = TestServerConfig(ttft_ms=1, itl_ms=1, output_tokens=1, prefix_cache=True)
+    prompts = ["sys one two three", "sys one two four", "sys one two three", "x sys one two three", "sys"]
+
+    async def go() -> list[int]:
+        async with serve(cfg) as srv, httpx.AsyncClient(base_url=srv.url) as client:
+            out = []
+            for p in prompts:
+                r = await client.post("/generate", json={"text": p, "sampling_params": {"max_new_tokens": 1}})
+                out.append(r.json()["meta_info"]["cached_tokens"])
+            return out
+
+    # nothing before; 3 shared words; all but the last word (a cache computes at least one token); a new first
+    # word shares no prefix; a one-word prompt repeats but still computes its one token
+    assert run(go()) == [0, 3, 3, 0, 0]

@@ -134,6 +134,7 @@ def _compare_metric(
             approximate=bool((fa and fa.approximate) or (fb and fb.approximate)),
             note=note,
             evidence=classify(ratio, settings.comparison.noise_floor),
+            neutral=spec.neutral,
         )
 
     if fa is None or fb is None:

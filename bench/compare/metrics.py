@@ -17,6 +17,13 @@ samples: an interval needs repeated runs.
 
 To compare one more figure, add a ``MetricSpec`` to ``METRICS``: ``stated`` reads the level's figure (a
 ``Metric``), ``per_request`` its per-request values from ``Level.samples`` when it has any.
+
+The cache-hit share (Σ cached prompt tokens ÷ Σ prompt tokens, ``Level.prefix_cache``) is compared too, as a
+*neutral* figure: it describes what the workload let the server reuse, so no side "leads" on it and no
+regression is flagged on it, but a speed difference between two records with different shares is not the
+engines' alone. It is a share of sums, bootstrapped as a ``rate`` whose "duration" is the level's Σ prompt
+tokens and whose per-request "times" are the prompt tokens: a resample's share is then exactly
+Σ cached[idx] ÷ Σ prompt[idx].
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench.record.model import Level, Metric, Samples
+from bench.record.model import Level, Metric, PrefixCache, Samples
 
 from .bootstrap import Kind, RunValues
 
@@ -82,6 +89,32 @@ def _speculative(name: str) -> Callable[[Level], Metric | None]:
     return read
 
 
+def _cache_pairs(s: Samples) -> list[tuple[float, float]]:
+    """(cached, prompt tokens) of the requests that report both, with a positive prompt."""
+    if not s.cached_tokens or len(s.cached_tokens) != len(s.input_tokens):
+        return []
+    return [
+        (float(c), float(i))
+        for c, i in zip(s.cached_tokens, s.input_tokens, strict=True)
+        if c is not None and i is not None and 0 <= c <= i and i > 0
+    ]
+
+
+def _cached_tokens(s: Samples) -> list[float] | None:
+    return [c for c, _ in _cache_pairs(s)] or None
+
+
+def _cache_prompt_tokens(s: Samples) -> list[float] | None:
+    return [i for _, i in _cache_pairs(s)] or None
+
+
+def _stated_cache_hit_share(level: Level) -> Metric | None:
+    pc: PrefixCache | None = level.prefix_cache
+    if pc is None:
+        return None
+    return Metric(unit="share", formula="sum_cached_prompt_tokens/sum_prompt_tokens", value=pc.hit_share, n=pc.requests)
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     """One compared figure. ``stated`` reads the figure a level states; ``per_request`` (None: the figure has no
@@ -96,6 +129,8 @@ class MetricSpec:
     per_request: Callable[[Samples], list[float] | None] | None
     stated: Callable[[Level], Metric | None]
     counterpart: str | None = None
+    share_of: Callable[[Samples], list[float] | None] | None = None  # denominators: a share of sums
+    neutral: bool = False  # a workload figure: shown, never a leader, never a regression
 
 
 def _spec(
@@ -130,6 +165,17 @@ METRICS: tuple[MetricSpec, ...] = (
         _speculative("accept_length"),
         counterpart="acceptance_rate",
     ),
+    MetricSpec(
+        "cache_hit_share",
+        "cache-hit share",
+        "cached/prompt tokens",
+        False,
+        "rate",
+        _cached_tokens,
+        _stated_cache_hit_share,
+        share_of=_cache_prompt_tokens,
+        neutral=True,
+    ),
 )
 # The metrics that decide which side is faster at a level (latencies and speculative figures are shown, not voted).
 SPEED_METRICS: tuple[str, ...] = ("per_request_tok_s", "total_throughput", "output_throughput")
@@ -149,6 +195,11 @@ def run_values(spec: MetricSpec, level: Level) -> RunValues | None:
     values = spec.per_request(level.samples)
     if not values:
         return None
+    if spec.share_of is not None:
+        shares_of = spec.share_of(level.samples)
+        if not shares_of or len(shares_of) != len(values) or sum(shares_of) <= 0:
+            return None
+        return RunValues(values=values, kind="rate", duration_s=sum(shares_of), times=shares_of)
     if spec.kind == "mean":
         return RunValues(values=values, kind="mean")
     if not level.duration_s:

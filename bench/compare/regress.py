@@ -91,7 +91,7 @@ def _series(records: Sequence[Record]) -> dict[tuple[str, str], list[float | Non
             if lv.failed:
                 continue
             for i, spec in enumerate(METRICS):
-                if spec.stated(lv) is not None:
+                if not spec.neutral and spec.stated(lv) is not None:
                     keys.setdefault((spec.name, lv.key), (level_sort_key(lv), i))
     return {
         key: [series_figure(r, specs[key[0]], key[1]) for r in records] for key in sorted(keys, key=lambda k: keys[k])

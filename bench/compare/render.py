@@ -109,8 +109,8 @@ def _n(m: MetricComparison) -> str:
 
 
 def _metric_label(m: MetricComparison) -> str:
-    arrow = "↑" if m.higher_is_better else "↓"
-    return f"{m.label} {arrow}" if m.unit in m.label else f"{m.label} ({m.unit}) {arrow}"
+    arrow = "" if m.neutral else " ↑" if m.higher_is_better else " ↓"
+    return f"{m.label}{arrow}" if m.unit in m.label else f"{m.label} ({m.unit}){arrow}"
 
 
 def _rows(c: Comparison) -> list[list[str]]:
@@ -206,7 +206,7 @@ def _metric_json(m: MetricComparison) -> dict[str, Any]:
         "metric": m.metric,
         "label": m.label,
         "unit": m.unit,
-        "higher_is_better": m.higher_is_better,
+        "higher_is_better": None if m.neutral else m.higher_is_better,
         "baseline": m.a,
         "candidate": m.b,
         "approximate": m.approximate,

@@ -65,14 +65,15 @@ class MetricComparison:
     approximate: bool = False
     note: str | None = None
     evidence: Evidence = "indicative"
+    neutral: bool = False  # a workload figure (cache-hit share): no side is better
 
     @property
     def leader(self) -> Side | None:
-        """The side with the better figure (None when a side lacks it or they are equal).
+        """The side with the better figure (None when a side lacks it, they are equal, or the figure is neutral).
 
         By the point estimate: only ``evidence == "decided"`` makes it a finding."""
         r = self.ratio.value
-        if r is None or r == 1.0:
+        if r is None or r == 1.0 or self.neutral:
             return None
         return "b" if (r > 1.0) == self.higher_is_better else "a"
 

@@ -13,8 +13,16 @@ Measurement rules (``shared/MEASUREMENT.md``):
   extension), so request building, a wait for a pooled connection and TCP setup are not inside TTFT;
   ``t_start_ns`` (``send()`` called) keeps that client overhead visible. A transport without the trace
   (``httpx.MockTransport``) gets ``t_sent_ns = t_start_ns``.
-* Per-chunk token counts come from cumulative usage per chunk (``continuous_usage_stats``) or ``meta_info``; a
-  count that rises on a chunk without text is carried to the next token-bearing chunk.
+* Per-chunk token counts come from cumulative usage per chunk (``continuous_usage_stats``); a count that rises on
+  a chunk without text is carried to the next token-bearing chunk.
+* SGLang ``/generate``: a chunk bears tokens when its ``output_ids`` grow (new tokens = the growth; TTFT is the
+  first such chunk). Chunks are cumulative by default (each repeats all text and ids so far) or incremental
+  (``--incremental-streaming-output``); both are detected per request, and only ``meta_info`` is decoded, so the
+  parse cost stays linear in tokens (``bench.runner.native``). Token counts are ``meta_info.completion_tokens``.
+* Also read per request where the server gives them: cached prompt tokens (``meta_info.cached_tokens``,
+  ``usage.prompt_tokens_details.cached_tokens``, llama.cpp ``timings.cache_n``), proposed and accepted draft
+  tokens (SGLang ``meta_info.spec_proposed_drafts/spec_accepted_drafts``, llama.cpp ``timings.draft_n/
+  draft_n_accepted``) and verify steps (SGLang ``meta_info.spec_verify_ct``).
 
 :meth:`StreamingClient.send` never raises for server or network trouble: it returns ``ok=False`` with an
 ``error_kind``. A malformed :class:`RequestSpec` (chat messages for a text route) raises ``ValueError``.
@@ -31,9 +39,12 @@ from typing import Any, Literal
 
 import httpx
 
+from .native import IdsCounter, split_chunk
 from .sse import SSEDecoder, SSEEvent
 
 __all__ = [
+    "CACHED_SOURCES",
+    "DRAFT_SOURCES",
     "ERROR_KINDS",
     "TOKEN_SOURCES",
     "Api",
@@ -47,7 +58,21 @@ Api = Literal["chat", "completions", "generate"]
 
 ERROR_KINDS = ("connect", "http_4xx", "http_5xx", "timeout", "stream_broken", "no_tokens", "bad_response", "cancelled")
 TOKEN_SOURCES = ("server_usage", "server_meta_info", "tokenizer", "unknown")
+CACHED_SOURCES = ("meta_info.cached_tokens", "usage.prompt_tokens_details.cached_tokens", "timings.cache_n")
+DRAFT_SOURCES = (
+    "meta_info.spec_accepted_drafts/spec_proposed_drafts",
+    "meta_info.spec_num_correct_drafts/spec_num_proposed_drafts",
+    "timings.draft_n_accepted/draft_n",
+)
+# SGLang 0.5.17 sends both key pairs with equal values; the first pair present is read
+_SGLANG_DRAFT_KEYS = (
+    ("spec_accepted_drafts", "spec_proposed_drafts", DRAFT_SOURCES[0]),
+    ("spec_num_correct_drafts", "spec_num_proposed_drafts", DRAFT_SOURCES[1]),
+)
 
+# a /generate chunk shorter than this is decoded whole: for small (incremental) chunks one json.loads is cheaper
+# than finding meta_info and counting ids; bounded, so the cost per token stays constant
+_WHOLE_BELOW = 2048
 _ROUTES: dict[str, str] = {"chat": "/v1/chat/completions", "completions": "/v1/completions", "generate": "/generate"}
 _MESSAGE_LIMIT = 300
 
@@ -77,14 +102,21 @@ class RequestResult:
     input_tokens: int | None
     token_source: str  # "server_usage" | "server_meta_info" | "tokenizer" | "unknown"
     finish_reason: str | None
-    draft_tokens: int | None = None  # llama.cpp timings.draft_n
-    accepted_tokens: int | None = None  # llama.cpp timings.draft_n_accepted
+    draft_tokens: int | None = None  # proposed draft tokens: llama.cpp timings.draft_n, SGLang spec_proposed_drafts
+    accepted_tokens: int | None = None  # accepted: timings.draft_n_accepted, SGLang spec_accepted_drafts
     verify_steps: int | None = None  # SGLang meta_info.spec_verify_ct
     error_kind: str | None = None  # one of ERROR_KINDS
     error: str | None = None
     status_code: int | None = None
     input_token_source: str = "unknown"  # same vocabulary as token_source, for input_tokens
     t_start_ns: int | None = None  # send() called; t_sent_ns - t_start_ns = client overhead, pool wait, TCP setup
+    cached_tokens: int | None = None  # prompt tokens served from the server's prefix cache
+    cached_source: str | None = None  # e.g. "meta_info.cached_tokens" (CACHED_SOURCES)
+    draft_source: str | None = None  # where draft_tokens/accepted_tokens came from (DRAFT_SOURCES)
+    server_accept_rate: float | None = None  # SGLang meta_info.spec_accept_rate: a cross-check, never aggregated
+    server_accept_length: float | None = None  # SGLang meta_info.spec_accept_length: a cross-check
+    stream_mode: str | None = None  # /generate: "cumulative" or "incremental" output_ids, once known
+    decoded_chars: int = 0  # characters of the stream decoded into Python objects (the parser's work)
 
 
 class _StreamError(Exception):
@@ -149,19 +181,37 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _float_or_none(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
 class _StreamState:
-    """Folds the events of one response into timestamps and counts."""
+    """Folds the events of one response into timestamps and counts.
+
+    SGLang ``/generate`` chunks go through :func:`bench.runner.native.split_chunk` (only ``meta_info`` is
+    decoded; new tokens per chunk come from the growth of ``output_ids``, cumulative or incremental); a chunk in
+    another layout, or without ``output_ids``, is decoded whole and its text compared with the previous text.
+    """
 
     __slots__ = (
+        "accept_length",
+        "accept_rate",
         "accepted",
         "api",
+        "cached",
+        "cached_source",
         "chunk_times",
         "chunk_tokens",
         "chunk_tokens_known",
         "counted",
+        "decoded_chars",
         "done",
         "draft",
+        "draft_source",
         "finish_reason",
+        "ids",
         "input_tokens",
         "keep_text",
         "last_text",
@@ -183,7 +233,14 @@ class _StreamState:
         self.input_tokens: int | None = None
         self.draft: int | None = None
         self.accepted: int | None = None
+        self.draft_source: str | None = None
         self.verify_steps: int | None = None
+        self.accept_rate: float | None = None
+        self.accept_length: float | None = None
+        self.cached: int | None = None
+        self.cached_source: str | None = None
+        self.ids = IdsCounter()
+        self.decoded_chars = 0
         self.text_parts: list[str] = []
         self.last_text = ""
 
@@ -194,6 +251,18 @@ class _StreamState:
             return
         if not data.strip():
             return
+        if self.api == "generate" and event.event is None and len(data) > _WHOLE_BELOW:
+            chunk = split_chunk(data, self.ids.skip)
+            if chunk is not None:
+                self.decoded_chars += chunk.decoded_chars
+                ids_text = None
+                completion = _int_or_none(chunk.meta.get("completion_tokens"))
+                if not chunk.skipped and self.ids.wants_text(completion):
+                    ids_text = "".join(data[chunk.ids_span[0] : chunk.ids_span[1]].split())
+                    self.decoded_chars += len(ids_text)
+                self._native(chunk.meta, now, self.ids.update(chunk, completion, ids_text), None)
+                return
+        self.decoded_chars += len(data)
         try:
             obj = json.loads(data)
         except ValueError:
@@ -205,9 +274,28 @@ class _StreamState:
             message = err.get("message", err) if isinstance(err, dict) else err
             raise _StreamError("stream_broken", f"error event mid-stream: {_truncate(str(message))}")
         if self.api == "generate":
-            self._native(obj, now)
+            raw_meta, ids, raw = obj.get("meta_info"), obj.get("output_ids"), obj.get("text")
+            meta = raw_meta if isinstance(raw_meta, dict) else {}
+            ids_text = None
+            if isinstance(ids, list) and self.ids.wants_text(_int_or_none(meta.get("completion_tokens"))):
+                ids_text = ",".join(map(str, ids))
+            new = None
+            if isinstance(ids, list):
+                self.ids.skip = 0  # decoded whole: the next chunk's ids are counted whole too
+                new = self.ids.new_tokens(len(ids), _int_or_none(meta.get("completion_tokens")), ids_text)
+            self._native(meta, now, new, raw if isinstance(raw, str) else "")
         else:
             self._openai(obj, now)
+
+    def _cached(self, value: Any, source: str) -> None:
+        cached = _int_or_none(value)
+        if cached is not None and (self.cached_source is None or self.cached_source == source):
+            self.cached, self.cached_source = cached, source
+
+    def _drafts(self, accepted: Any, proposed: Any, source: str) -> None:
+        a, p = _int_or_none(accepted), _int_or_none(proposed)
+        if a is not None and p is not None and (self.draft_source is None or self.draft_source == source):
+            self.accepted, self.draft, self.draft_source = a, p, source
 
     def _openai(self, obj: dict[str, Any], now: int) -> None:
         text = ""
@@ -238,48 +326,63 @@ class _StreamState:
             prompt = _int_or_none(usage.get("prompt_tokens"))
             if prompt is not None:
                 self.input_tokens = prompt
+            details = usage.get("prompt_tokens_details")
+            if isinstance(details, dict):
+                self._cached(details.get("cached_tokens"), CACHED_SOURCES[1])
         timings = obj.get("timings")
-        if isinstance(timings, dict):
-            draft = _int_or_none(timings.get("draft_n"))
-            accepted = _int_or_none(timings.get("draft_n_accepted"))
-            if draft is not None:
-                self.draft = draft
-            if accepted is not None:
-                self.accepted = accepted
+        if isinstance(timings, dict):  # llama.cpp
+            self._drafts(timings.get("draft_n_accepted"), timings.get("draft_n"), DRAFT_SOURCES[2])
+            if self.cached_source != CACHED_SOURCES[1]:
+                self._cached(timings.get("cache_n"), CACHED_SOURCES[2])
         if text:
             self._token_chunk(now, cumulative)
             if self.keep_text:
                 self.text_parts.append(text)
 
-    def _native(self, obj: dict[str, Any], now: int) -> None:
-        meta = obj.get("meta_info")
-        meta = meta if isinstance(meta, dict) else {}
+    def _native(self, meta: dict[str, Any], now: int, new: int | None, text: str | None) -> None:
+        """One /generate chunk: ``new`` is the number of output ids it adds (None: the chunk has no
+        ``output_ids``, then ``text`` decides whether it carries a token)."""
         cumulative = _int_or_none(meta.get("completion_tokens"))
         prompt = _int_or_none(meta.get("prompt_tokens"))
         if prompt is not None:
             self.input_tokens = prompt
+        self._cached(meta.get("cached_tokens"), CACHED_SOURCES[0])
         verify = _int_or_none(meta.get("spec_verify_ct"))
         if verify is not None:
             self.verify_steps = verify
+        for accepted, proposed, source in _SGLANG_DRAFT_KEYS:
+            self._drafts(meta.get(accepted), meta.get(proposed), source)
+        rate, length = _float_or_none(meta.get("spec_accept_rate")), _float_or_none(meta.get("spec_accept_length"))
+        if rate is not None:
+            self.accept_rate = rate
+        if length is not None:
+            self.accept_length = length
         reason = meta.get("finish_reason")
         if isinstance(reason, dict):
             reason = reason.get("type")
         if isinstance(reason, str) and reason:
             self.finish_reason = reason
-        raw = obj.get("text")
-        text = raw if isinstance(raw, str) else ""
-        # SGLang streams the cumulative text by default, the increment with --incremental-streaming-output
-        new = text[len(self.last_text) :] if text.startswith(self.last_text) else text
+        if new is not None:
+            self.output_tokens = cumulative if cumulative is not None else self.ids.seen
+            if new:
+                self.chunk_times.append(now)
+                self.chunk_tokens.append(new)
+                self.counted = self.ids.seen
+            return
+        text = text or ""
+        # no output_ids: SGLang streams the cumulative text by default, the increment with
+        # --incremental-streaming-output
+        new_text = text[len(self.last_text) :] if text.startswith(self.last_text) else text
         self.last_text = text if text.startswith(self.last_text) else self.last_text + text
         if cumulative is not None:
-            bearing = cumulative > self.counted and bool(new)
+            bearing = cumulative > self.counted and bool(new_text)
             self.output_tokens = cumulative
         else:
-            bearing = bool(new)
+            bearing = bool(new_text)
         if bearing:
             self._token_chunk(now, cumulative)
             if self.keep_text:
-                self.text_parts.append(new)
+                self.text_parts.append(new_text)
 
     def _token_chunk(self, now: int, cumulative: int | None) -> None:
         self.chunk_times.append(now)
@@ -504,6 +607,13 @@ class StreamingClient:
             error=_truncate(message) if message else None,
             status_code=status,
             input_token_source=input_source,
+            cached_tokens=state.cached,
+            cached_source=state.cached_source,
+            draft_source=state.draft_source,
+            server_accept_rate=state.accept_rate,
+            server_accept_length=state.accept_length,
+            stream_mode=state.ids.mode,
+            decoded_chars=state.decoded_chars,
         )
 
 

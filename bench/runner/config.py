@@ -93,6 +93,11 @@ class RunConfig(_Strict):
     temperature: float = Field(default=0.0, ge=0)
     ignore_eos: bool = False
     seed: int | None = None
+    prefix: Literal["unique", "repeated"] = Field(
+        default="unique",
+        description="unique: every request opens with its own short marker, so repeats of a prompt cannot be "
+        "served from a prefix cache; repeated: prompts are sent as written (see bench/runner/workload.py)",
+    )
     error_threshold: float = Field(default=0.05, ge=0, le=1)
     records_dir: str = "records"
 

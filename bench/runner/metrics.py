@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from bench.record.model import Level, LevelErrors, LevelSpeculative, Metric, Samples, TokenCounts
+from bench.record.model import Level, LevelErrors, LevelSpeculative, Metric, PrefixCache, Samples, TokenCounts
 
 from .client import RequestResult
 from .load import LevelRun
@@ -20,6 +20,7 @@ from .stats import describe
 __all__ = [
     "FORMULA_ACCEPTANCE_RATE",
     "FORMULA_ACCEPT_LENGTH",
+    "FORMULA_CACHE_HIT_SHARE",
     "FORMULA_E2E",
     "FORMULA_ITL_ONE_PER_CHUNK",
     "FORMULA_ITL_SPREAD",
@@ -48,6 +49,7 @@ FORMULA_TOTAL_THROUGHPUT = "(sum_input_tokens+sum_output_tokens)/level_window"
 FORMULA_REQUEST_THROUGHPUT = "completed_requests/level_window"
 FORMULA_ACCEPT_LENGTH = "sum_output_tokens/sum_verify_steps"
 FORMULA_ACCEPTANCE_RATE = "sum_accepted_draft_tokens/sum_draft_tokens"
+FORMULA_CACHE_HIT_SHARE = "sum_cached_prompt_tokens/sum_prompt_tokens"
 
 _EXAMPLES = 5
 _EXAMPLE_CHARS = 200
@@ -139,42 +141,119 @@ def _errors(results: Sequence[RequestResult], threshold: float) -> LevelErrors |
     return LevelErrors(by_kind=dict(by_kind), examples=examples, error_rate=round(rate, 6), flagged=rate > threshold)
 
 
-def _speculative(done: Sequence[RequestResult]) -> LevelSpeculative | None:
+def _prefix_cache(done: Sequence[RequestResult]) -> PrefixCache | None:
+    """Cached prompt tokens over the requests that report both counts (a count above the prompt is left out)."""
+    rows = [
+        r
+        for r in done
+        if r.cached_tokens is not None and r.input_tokens is not None and 0 <= r.cached_tokens <= r.input_tokens
+    ]
+    inputs = sum(r.input_tokens or 0 for r in rows)
+    if not rows or inputs <= 0:
+        return None
+    cached = sum(r.cached_tokens or 0 for r in rows)
+    sources = sorted({r.cached_source or "unknown" for r in rows})
+    return PrefixCache(
+        cached_tokens=cached,
+        input_tokens=inputs,
+        hit_share=round(cached / inputs, 6),
+        requests=len(rows),
+        source=f"{' + '.join(sources)} per request ({FORMULA_CACHE_HIT_SHARE})",
+    )
+
+
+_NO_VERIFY = "accept_length: no response of this level carried a verify-step count (Σ output tokens ÷ Σ verify steps)"
+_NO_DRAFTS = (
+    "acceptance_rate: no response of this level carried proposed and accepted draft-token counts "
+    "(Σ accepted ÷ Σ proposed)"
+)
+
+
+def _cross_check(verified: Sequence[RequestResult]) -> str | None:
+    """Where the server's own per-request accept length disagrees with completion_tokens / spec_verify_ct."""
+    off = [
+        r
+        for r in verified
+        if r.server_accept_length is not None
+        and r.verify_steps
+        and abs((r.output_tokens or 0) / r.verify_steps - r.server_accept_length) > 1e-6 * r.server_accept_length
+    ]
+    if not off:
+        return None
+    return f"{len(off)} request(s) report a spec_accept_length that differs from completion_tokens / spec_verify_ct"
+
+
+def _speculative(done: Sequence[RequestResult], expected: str | None = None) -> LevelSpeculative | None:
+    """Both figures where the responses carry their inputs, each from its own inputs; ``missing`` names the one
+    that cannot be computed and why. ``expected``: how the run's speculative figures should be read (the engine
+    adapter's words), given when the run is known to be speculative: a level without any input then still says
+    that both figures are missing."""
     verified = [r for r in done if r.verify_steps is not None and r.output_tokens is not None]
     drafted = [r for r in done if r.draft_tokens is not None and r.accepted_tokens is not None]
     if not verified and not drafted:
-        return None
+        if expected is None:
+            return None
+        return LevelSpeculative(method=expected, missing=[_NO_VERIFY, _NO_DRAFTS], requests=0)
     methods: list[str] = []
+    missing: list[str] = []
     accept_length = acceptance_rate = None
-    verify_steps = draft = accepted = None
+    verify_steps = draft = accepted = out = None
     if verified:
         verify_steps = sum(r.verify_steps or 0 for r in verified)
         out = sum(r.output_tokens or 0 for r in verified)
-        methods.append("per-request SGLang meta_info.spec_verify_ct")
+        source = "meta_info.spec_verify_ct and meta_info.completion_tokens per request"
+        methods.append(source)
         if verify_steps > 0:
             accept_length = Metric(
-                unit="tokens/step", formula=FORMULA_ACCEPT_LENGTH, value=round(out / verify_steps, 4), n=len(verified)
+                unit="tokens/step",
+                formula=FORMULA_ACCEPT_LENGTH,
+                value=round(out / verify_steps, 4),
+                n=len(verified),
+                source=source,
+                note=_cross_check(verified),
             )
+        else:
+            missing.append("accept_length: the verify steps of this level sum to 0")
+    else:
+        missing.append(_NO_VERIFY)
     if drafted:
         draft = sum(r.draft_tokens or 0 for r in drafted)
         accepted = sum(r.accepted_tokens or 0 for r in drafted)
-        methods.append("per-request llama.cpp timings.draft_n / draft_n_accepted")
+        source = f"{' + '.join(sorted({r.draft_source or 'unknown' for r in drafted}))} per request"
+        methods.append(source)
         if draft > 0:
             acceptance_rate = Metric(
-                unit="ratio", formula=FORMULA_ACCEPTANCE_RATE, value=round(accepted / draft, 6), n=len(drafted)
+                unit="ratio",
+                formula=FORMULA_ACCEPTANCE_RATE,
+                value=round(accepted / draft, 6),
+                n=len(drafted),
+                source=source,
             )
+        else:
+            missing.append("acceptance_rate: no draft token was proposed at this level")
+    else:
+        missing.append(_NO_DRAFTS)
+    if out is None:
+        out = sum(r.output_tokens or 0 for r in drafted) if all(r.output_tokens is not None for r in drafted) else None
     return LevelSpeculative(
         accept_length=accept_length,
         acceptance_rate=acceptance_rate,
         draft_tokens=draft,
         accepted_tokens=accepted,
         verify_steps=verify_steps,
+        output_tokens=out,
+        requests=len({id(r) for r in (*verified, *drafted)}),
         method="; ".join(methods),
+        missing=missing,
     )
 
 
-def summarize_level(run: LevelRun, *, error_threshold: float = 0.05, keep_samples: bool = True) -> Level:
-    """The record's figures for one level."""
+def summarize_level(
+    run: LevelRun, *, error_threshold: float = 0.05, keep_samples: bool = True, speculative_method: str | None = None
+) -> Level:
+    """The record's figures for one level. ``speculative_method``: given when the run is known to be speculative
+    (the engine adapter's words for how its figures are read), so that a level whose responses carry no
+    speculative counts says which figures are missing instead of saying nothing."""
     results = run.results
     done = [r for r in results if r.ok and r.t_first_ns is not None and r.t_last_ns is not None]
     ttft: list[float] = []
@@ -206,6 +285,7 @@ def summarize_level(run: LevelRun, *, error_threshold: float = 0.05, keep_sample
     seconds = run.window_ns / 1e9 if results and run.window_ns > 0 else None
     outputs = [r.output_tokens for r in done]
     inputs = [r.input_tokens for r in done]
+    cached = [r.cached_tokens for r in done]
     output_counts = _token_counts(outputs, [r.token_source for r in done])
     input_counts = _token_counts(inputs, [r.input_token_source for r in done])
     window_note = f"over the level window, {len(done)} completed requests"
@@ -248,13 +328,15 @@ def summarize_level(run: LevelRun, *, error_threshold: float = 0.05, keep_sample
         output_tokens=output_counts if done else None,
         input_tokens=input_counts if done else None,
         finish_reasons=dict(finish),
-        speculative=_speculative(done),
+        speculative=_speculative(done, speculative_method),
+        prefix_cache=_prefix_cache(done),
         errors=_errors(results, error_threshold),
         samples=Samples(
             ttft_ms=[round(v, 4) for v in ttft],
             e2e_ms=[round(v, 4) for v in e2e],
             output_tokens=outputs,
             input_tokens=inputs,
+            cached_tokens=cached if any(c is not None for c in cached) else [],
         )
         if keep_samples and done
         else None,

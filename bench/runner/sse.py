@@ -67,6 +67,9 @@ class SSEDecoder:
             return
         if line[0] == 0x3A:  # ":" comment
             return
+        if line.startswith(b"data:"):  # the common case, with one copy of a value that may be large
+            self._data.append(line[6:] if line[5:6] == b" " else line[5:])
+            return
         name, sep, value = line.partition(b":")
         if sep and value[:1] == b" ":
             value = value[1:]

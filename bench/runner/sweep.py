@@ -25,7 +25,6 @@ from bench.record.model import (
     ClientLoad,
     Environment,
     Level,
-    LevelSpeculative,
     ModelRef,
     Provenance,
     Record,
@@ -41,6 +40,7 @@ from .config import RunConfig
 from .launcher import crash_cause
 from .load import LevelRun, run_level
 from .metrics import summarize_level
+from .workload import cache_policy, prefix_marker, with_marker
 
 __all__ = [
     "AbortPolicy",
@@ -105,16 +105,31 @@ def _prompt_payload(prompt: Any, api: str) -> str | list[dict[str, str]]:
 
 
 def make_specs(
-    prompt_set: _PromptSet, count: int, cfg: RunConfig, *, offset: int = 0, extra_body: dict[str, Any] | None = None
+    prompt_set: _PromptSet,
+    count: int,
+    cfg: RunConfig,
+    *,
+    offset: int = 0,
+    extra_body: dict[str, Any] | None = None,
+    nonce: str = "",
 ) -> list[RequestSpec]:
     """``count`` requests cycling through the prompt set from ``offset`` (so warm-up and measured requests
-    of a level, and successive levels, start at different prompts but cover the set evenly)."""
+    of a level, and successive levels, start at different prompts but cover the set evenly).
+
+    With ``cfg.prefix == "unique"`` request ``offset + i`` opens with ``prefix_marker(nonce, offset + i)``: pass
+    the run's record id as ``nonce`` and a running offset, so that no two requests of a run, nor of two runs,
+    share a prefix."""
     prompts = list(prompt_set.prompts)
     if not prompts:
         raise ValueError(f"prompt set {prompt_set.name!r} has no prompts")
+
+    def payload(i: int) -> str | list[dict[str, str]]:
+        raw = _prompt_payload(prompts[(offset + i) % len(prompts)], cfg.api)
+        return with_marker(raw, prefix_marker(nonce, offset + i)) if cfg.prefix == "unique" else raw
+
     return [
         RequestSpec(
-            prompt=_prompt_payload(prompts[(offset + i) % len(prompts)], cfg.api),
+            prompt=payload(i),
             max_tokens=cfg.max_tokens,
             temperature=cfg.temperature,
             ignore_eos=cfg.ignore_eos,
@@ -177,6 +192,8 @@ def initial_record(
             temperature=cfg.temperature,
             ignore_eos=cfg.ignore_eos,
             seed=cfg.seed,
+            prefix=cfg.prefix,
+            cache_policy=cache_policy(server.engine, server.args, server.server_info),
         ),
         levels=[],
         status=Status(state="partial", message="running: no level finished yet"),
@@ -216,14 +233,6 @@ def finish_record(
             failed_level=failed_level,
         )
     return _revalidate(record, status=status.model_dump(), **update)
-
-
-def _with_level_speculative(level: Level, method: str | None) -> Level:
-    """Name how the level's speculative figures were read (metrics fills the figures)."""
-    if method is None or level.speculative is None or level.speculative.method:
-        return level
-    spec = LevelSpeculative.model_validate({**level.speculative.model_dump(), "method": method})
-    return Level.model_validate({**level.model_dump(), "speculative": spec.model_dump()})
 
 
 @dataclass
@@ -312,6 +321,13 @@ async def run_sweep(
     )
     client = factory(base_url, max(p.concurrency for p in plan))
     offset = 0
+    nonce = state.record.id
+    server_facts = state.record.server
+    info = {**(server_facts.observed.extra if server_facts.observed else {}), **(server_facts.server_info or {})}
+    policy_now = cache_policy(server_facts.engine, server_facts.args, info)
+    if policy_now != state.record.workload.cache_policy:  # the server's own info arrived after the record was made
+        workload = {**state.record.workload.model_dump(), "cache_policy": policy_now}
+        state.write(Record.model_validate({**state.record.model_dump(), "workload": workload}))
     try:
         for step in plan:
             state.current_level = step.concurrency
@@ -319,8 +335,10 @@ async def run_sweep(
             reason = policy()
             if reason is not None:
                 return _aborted(state, reason, server)
-            warm = make_specs(prompt_set, step.warmup, cfg, offset=offset, extra_body=extra_body)
-            specs = make_specs(prompt_set, step.requests, cfg, offset=offset + step.warmup, extra_body=extra_body)
+            warm = make_specs(prompt_set, step.warmup, cfg, offset=offset, extra_body=extra_body, nonce=nonce)
+            specs = make_specs(
+                prompt_set, step.requests, cfg, offset=offset + step.warmup, extra_body=extra_body, nonce=nonce
+            )
             offset += step.warmup + step.requests
             if progress is not None:
                 progress.start_level(step.concurrency, step.requests, step.warmup)
@@ -343,8 +361,8 @@ async def run_sweep(
                 if progress is not None:
                     progress.end_level(None)
                 return _aborted(state, f"level C={step.concurrency} stopped: {reason}", server)
-            level = summarize_level(run, error_threshold=cfg.error_threshold)
-            level = _with_level_speculative(level, speculative_method).model_copy(update={"client": load})
+            level = summarize_level(run, error_threshold=cfg.error_threshold, speculative_method=speculative_method)
+            level = level.model_copy(update={"client": load})
             state.write(with_level(state.record, level))
             state.levels_done.append(step.concurrency)
             if progress is not None:

@@ -94,7 +94,7 @@ def comparison_table(c: Comparison, metrics: Sequence[str] | None = None) -> str
                 [
                     level,
                     md_text(f"{m.label} ({m.unit})" if m.unit not in m.label else m.label),
-                    "higher" if m.higher_is_better else "lower",
+                    "neither (workload)" if m.neutral else "higher" if m.higher_is_better else "lower",
                     fmt_figure(m.a, m.approximate) if m.a is not None else "—",
                     fmt_figure(m.b, m.approximate) if m.b is not None else "—",
                     _ratio(m),

@@ -14,6 +14,13 @@ from .chartdata import ChartLine, concurrency_chart, percentile_chart
 from .escape import front_matter_title, md_code, md_code_block, md_text
 from .failed import record_failed_levels
 from .fmt import NOT_STATED, fmt_date, fmt_metric, fmt_number, fmt_stat
+from .level_figures import (
+    cache_hit_cell,
+    figure_csv_columns,
+    figure_csv_values,
+    prefix_cache_section,
+    speculative_section,
+)
 from .levels import level_name, sorted_levels
 from .metrics import metric_spec
 from .paths import link, record_csv, record_json, record_page
@@ -94,6 +101,7 @@ def _levels_section(levels: list[Level]) -> str:
         ("Per-request tok/s", _metric_cell("per_request_tok_s")),
         ("Per-request tok/s incl. TTFT", _metric_cell("per_request_tok_s_e2e")),
         ("Output tokens (source)", _tokens),
+        ("Cache-hit share", cache_hit_cell),
         ("Finish reasons", _finish),
         ("Samples kept", lambda lv: str(len(lv.samples.ttft_ms)) if lv.samples else "—"),
     ]
@@ -128,31 +136,6 @@ def _distributions(levels: list[Level]) -> str:
         + "\n\n*n* is the number of requests each figure rests on; with fewer than about 100, p99 is close to the "
         "maximum.\n"
     )
-
-
-def _speculative_levels(levels: list[Level]) -> str:
-    rows = []
-    for lv in levels:
-        s = lv.speculative
-        if s is None:
-            continue
-        acc = s.accept_length
-        accept = f"{fmt_metric(acc)}" + (f" (n={acc.n})" if acc is not None and acc.n is not None else "")
-        rows.append(
-            [
-                md_text(level_name(lv)),
-                accept,
-                fmt_metric(s.acceptance_rate),
-                _int(s.draft_tokens),
-                _int(s.accepted_tokens),
-                _int(s.verify_steps),
-                md_text(s.method) if s.method else NOT_STATED,
-            ]
-        )
-    if not rows:
-        return ""
-    header = ["Level", "Accept length", "Acceptance rate", "Draft tokens", "Accepted", "Verify steps", "Method"]
-    return "## Speculative decoding, per level\n\n" + md_table(header, rows, align="lrrrrrl") + "\n"
 
 
 def _errors(levels: list[Level]) -> str:
@@ -296,6 +279,12 @@ def _server(record: Record) -> str:
     return "\n".join(out) + "\n"
 
 
+_PREFIX_TEXT = {
+    "unique": "unique: every request opened with its own marker, so repeated prompts could not hit a prefix cache",
+    "repeated": "repeated: prompts sent as written, so repeats of a prompt can hit a prefix cache",
+}
+
+
 def _workload(record: Record) -> str:
     w = record.workload
     cr = f"{w.concurrency_range[0]} … {w.concurrency_range[1]}" if w.concurrency_range else None
@@ -313,6 +302,8 @@ def _workload(record: Record) -> str:
         ["Temperature", fact(w.temperature)],
         ["ignore_eos", fact(w.ignore_eos)],
         ["Seed", fact(w.seed)],
+        ["Prefix", fact(_PREFIX_TEXT.get(w.prefix or "", w.prefix))],
+        ["Prefix cache", fact(w.cache_policy)],
     ]
     return "## Workload\n\n" + md_table(["Field", "Value"], rows) + "\n"
 
@@ -424,7 +415,7 @@ def record_markdown(
         _levels_section(levels) if levels else "*This record has no levels.*",
         "",
         _distributions(levels),
-        _speculative_levels(levels),
+        "\n".join(section for section in (speculative_section(levels), prefix_cache_section(levels)) if section),
         _errors(levels),
         *(section for section in (_client_load(levels),) if section),
         _charts(record),
@@ -459,9 +450,11 @@ def levels_csv(record: Record) -> str:
     ]
     approx_cols = [f for f in METRIC_FIELDS if any(isinstance(getattr(lv, f), Metric) for lv in levels)]
     spec = any(lv.speculative and lv.speculative.accept_length for lv in levels)
+    figures = figure_csv_columns(levels)
     header = [*cols, *(f"{f}_{s}" for f, s in metric_cols), *(f"{f}_approximate" for f in approx_cols)]
     if spec:
         header.append("accept_length")
+    header += figures
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
@@ -472,5 +465,6 @@ def levels_csv(record: Record) -> str:
         if spec:
             acc = lv.speculative.accept_length if lv.speculative else None
             row.append(acc.headline() if acc else None)
+        row += figure_csv_values(lv, figures)
         w.writerow(["" if v is None else _csv_safe(v) for v in row])
     return buf.getvalue()

@@ -101,6 +101,13 @@ def _common_checks(record: Record) -> None:
         assert lv.output_tokens is not None and lv.output_tokens.source == "server_usage"
         assert lv.output_throughput is not None and lv.output_throughput.headline() > 0
         assert lv.ttft_ms is not None and lv.tpot_ms is not None
+        # cached prompt tokens, read from the real server's usage; unique prefixes (the default) leave only the
+        # chat template's opening tokens to reuse
+        assert lv.prefix_cache is not None, f"level {lv.key} has no cached-token counts"
+        assert lv.prefix_cache.source.startswith("usage.prompt_tokens_details.cached_tokens")
+        assert lv.prefix_cache.requests == lv.requests_completed and lv.prefix_cache.hit_share < 0.2
+    assert record.workload.prefix == "unique"
+    assert record.workload.cache_policy is not None and "llama-server" in record.workload.cache_policy
 
 
 def test_baseline_sweep_writes_a_valid_record(tmp_path: Path) -> None:
@@ -125,6 +132,12 @@ def test_ngram_sweep_records_real_draft_counts(tmp_path: Path) -> None:
         drafted += lv.speculative.draft_tokens or 0
         accepted += lv.speculative.accepted_tokens or 0
         assert (lv.speculative.accepted_tokens or 0) <= (lv.speculative.draft_tokens or 0)
+        rate = lv.speculative.acceptance_rate
+        if lv.speculative.draft_tokens:
+            assert rate is not None and rate.source == "timings.draft_n_accepted/draft_n per request"
+        # llama-server reports no verify steps: no accept length, and the level says why
+        assert lv.speculative.accept_length is None
+        assert any(m.startswith("accept_length:") for m in lv.speculative.missing)
     assert drafted > 0 and accepted > 0, "the n-gram drafter never drafted/accepted a token"
     _no_llama_server_left(tmp_path)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -33,7 +35,7 @@ def ok(
     inp: int | None = None,
     finish: str | None = "length",
     source: str = "server_usage",
-    **extra: int,
+    **extra: Any,
 ) -> RequestResult:
     times = [int((sent_ms + c) * MS) for c in chunks_ms]
     return RequestResult(
@@ -49,7 +51,7 @@ def ok(
         token_source=source if (out is not None or tokens is not None) else "unknown",
         finish_reason=finish,
         input_token_source="server_usage" if inp is not None else "unknown",
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 
@@ -199,15 +201,18 @@ def test_finish_reasons_and_samples_switch() -> None:
 
 
 def test_speculative_accept_length_and_acceptance_rate() -> None:
-    a = ok(0, [1, 2, 3], tokens=[3, 3, 2], verify_steps=3, draft_tokens=12, accepted_tokens=5)
-    b = ok(0, [1, 2], tokens=[4, 4], verify_steps=2, draft_tokens=8, accepted_tokens=6)
+    drafts = "meta_info.spec_accepted_drafts/spec_proposed_drafts"
+    a = ok(0, [1, 2, 3], tokens=[3, 3, 2], verify_steps=3, draft_tokens=12, accepted_tokens=5, draft_source=drafts)
+    b = ok(0, [1, 2], tokens=[4, 4], verify_steps=2, draft_tokens=8, accepted_tokens=6, draft_source=drafts)
     lv = level([a, b], 0, 10)
     spec = lv.speculative
     assert spec is not None and spec.accept_length is not None and spec.acceptance_rate is not None
     assert spec.accept_length.value == 16 / 5  # (8 + 8) tokens / (3 + 2) verify steps
     assert spec.acceptance_rate.value == 11 / 20
     assert (spec.verify_steps, spec.draft_tokens, spec.accepted_tokens) == (5, 20, 11)
-    assert spec.method is not None and "spec_verify_ct" in spec.method and "draft_n" in spec.method
+    assert spec.method is not None and "spec_verify_ct" in spec.method and drafts in spec.method
+    assert spec.acceptance_rate.source == f"{drafts} per request" and spec.accept_length.source is not None
+    assert (spec.output_tokens, spec.requests, spec.missing) == (16, 2, [])
     assert level([ok(0, [1], tokens=[1])], 0, 10).speculative is None
 
 

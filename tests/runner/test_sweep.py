@@ -225,7 +225,7 @@ def test_failed_when_no_level_finished() -> None:
 
 
 def test_make_specs_cycles_prompts(tmp_path: Path) -> None:
-    cfg = load_config(_config(tmp_path, api="completions", max_tokens=9, ignore_eos=True))
+    cfg = load_config(_config(tmp_path, api="completions", max_tokens=9, ignore_eos=True, prefix="repeated"))
     ps = load_prompt_set(cfg.prompt_set)
     specs = make_specs(ps, 5, cfg, offset=1)
     assert [s.prompt for s in specs] == [ps.prompts[(1 + i) % 2].text for i in range(5)]

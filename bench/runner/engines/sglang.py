@@ -2,8 +2,10 @@
 
 Readiness is ``/health_generate`` (a real one-token generation) falling back to ``/health``. The server-info
 payload (``/get_server_info``, newer releases ``/server_info``) is kept whole, but its ``avg_spec_accept_length``
-is a lifetime average and is never used for a level: per-level accept length comes from each request's
-``meta_info.spec_verify_ct`` on the native ``/generate`` API.
+is a lifetime average and is never used for a level: per-level figures come from each request's ``meta_info`` on
+the native ``/generate`` API (``spec_verify_ct``, ``spec_accepted_drafts``/``spec_proposed_drafts``,
+``cached_tokens``). SGLang 0.5.17's OpenAI-compatible routes carry no speculative field and report cached tokens
+only with ``--enable-cache-report``: :meth:`SGLangEngine.notes` says so in the record.
 """
 
 from __future__ import annotations
@@ -136,13 +138,26 @@ class SGLangEngine(EngineBase):
         if self.speculative(cfg) is None:
             return None
         if cfg.api == "generate":
-            return "per-request meta_info.spec_verify_ct (native /generate)"
-        return "per-request speculative token details of the OpenAI route, where the server reports them"
+            return (
+                "per request from SGLang /generate meta_info: spec_verify_ct with completion_tokens (accept length), "
+                "spec_accepted_drafts/spec_proposed_drafts (acceptance rate)"
+            )
+        return (
+            f"none: SGLang's OpenAI-compatible {cfg.api} stream carries no speculative field (checked on 0.5.17); "
+            "both figures need api 'generate'"
+        )
 
     def notes(self, cfg: RunConfig) -> list[str]:
+        """Which API gives which figure (SGLang 0.5.17, tests/runner/fixtures/sglang/)."""
+        notes: list[str] = []
         if self.speculative(cfg) is not None and cfg.api != "generate":
-            return [
-                "accept length per level needs per-request verify counts: use api 'generate' (native) "
-                "if the OpenAI route does not report them"
-            ]
-        return []
+            notes.append(
+                f"api {cfg.api}: SGLang's OpenAI-compatible stream carries no speculative field, so neither the "
+                "accept length nor the acceptance rate can be measured per level; api 'generate' gives both"
+            )
+        if cfg.api != "generate" and not arg_value(cfg.server_args, "enable-cache-report"):
+            notes.append(
+                f"api {cfg.api}: cached prompt tokens (usage.prompt_tokens_details) are reported only when the "
+                "server runs with --enable-cache-report; api 'generate' always reports meta_info.cached_tokens"
+            )
+        return notes
