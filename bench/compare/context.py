@@ -211,6 +211,12 @@ CONTEXT_FIELDS: tuple[ContextField, ...] = (
     _fixed("workload.temperature", lambda r: r.workload.temperature, "sampling temperature"),
     _fixed("workload.ignore_eos", lambda r: r.workload.ignore_eos, "generate to max_tokens regardless of EOS"),
     _fixed(
+        "workload.prefix",
+        lambda r: r.workload.prefix,
+        "prompt prefixes: `unique` per request, or `repeated` as written (which a prefix cache turns into hits)",
+    ),
+    _fixed("workload.api", lambda r: r.workload.api, "the API route (chat, completions, native generate): streams differ"),
+    _fixed(
         "environment.cuda_major",
         _cuda_major,
         "CUDA runtime, major version",
@@ -241,7 +247,7 @@ CONTEXT_FIELDS: tuple[ContextField, ...] = (
     _info("environment.env_vars.*", "allow-listed variables other than `NCCL_*`"),
     _info("environment.info.*", "host facts: hostname, CPU, ..."),
     _info("model.path / sha256", "where the weights were read from"),
-    _info("workload.*", "prompt count, API, requests per level, warm-up, seed, planned levels"),
+    _info("workload.*", "prompt count, requests per level, warm-up, seed, planned levels"),
     _info("provenance.*, benchbook.*, title, tags, ...", "who measured, with which tool and commit"),
 )
 

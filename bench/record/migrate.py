@@ -32,7 +32,8 @@ _V1_ATTACHED_CLAIMS = (
 def update_to_2(data: Raw) -> Raw:
     """Version 1 -> 2: new optional fields only (observed server facts, claims, recipes, level failures, prefix
     cache, capped free text). A measured v1 record of an attached run gets ``claims`` for what its config set,
-    and a level that v1 flagged for its error rate becomes a failed level."""
+    a measured v1 record states ``workload.prefix: repeated`` (the v1 harness sent prompts as written), and a
+    level that v1 flagged for its error rate becomes a failed level."""
     out = dict(data)
     prov: Raw = out["provenance"] if isinstance(out.get("provenance"), dict) else {}
     server: Raw = out["server"] if isinstance(out.get("server"), dict) else {}
@@ -47,6 +48,10 @@ def update_to_2(data: Raw) -> Raw:
                 claims.append(name)
         if claims:
             out["claims"] = claims
+    workload = out.get("workload")
+    if prov.get("kind") == "measured" and isinstance(workload, dict) and "prefix" not in workload:
+        # benchbook's harness before schema 2 sent every prompt exactly as written
+        out["workload"] = {**workload, "prefix": "repeated"}
     levels = out.get("levels")
     if isinstance(levels, list):
         new_levels = []

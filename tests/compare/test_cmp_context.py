@@ -96,3 +96,10 @@ def test_context_table_lists_every_field_once_with_its_role() -> None:
     for entry, line in zip(CONTEXT_FIELDS, lines[2:], strict=True):
         assert line.startswith(f"| `{entry.name}` | {entry.role} |")
     assert "| `server.tp` | context |" in md and "| `environment.info.*` | info |" in md
+
+
+def test_prompt_prefix_policy_and_api_split_comparisons() -> None:
+    base = fingerprint(_rec(**{"workload.prefix": "unique", "workload.api": "generate"}))
+    assert fingerprint(_rec(**{"workload.prefix": "repeated", "workload.api": "generate"})) != base
+    assert fingerprint(_rec(**{"workload.prefix": "unique", "workload.api": "chat"})) != base
+    assert fingerprint(_rec(**{"workload.prefix": "unique", "workload.api": "generate"})) == base

@@ -297,3 +297,12 @@ def test_a_record_from_the_test_server_cannot_claim_a_real_engine() -> None:
     assert "test_server" in info.value.expected
     prov = {"kind": "measured", "tool": "benchbook", "test_server": True}
     parse_record(minimal(server={"engine": "sglang", "observed": observed}, provenance=prov), "r.json")
+
+
+def test_v1_measured_records_state_the_prompts_were_sent_as_written(tmp_path: Path) -> None:
+    measured = load_record(write(tmp_path, minimal(schema_version=1))).record
+    assert measured.workload.prefix == "repeated"
+    transcribed = minimal(
+        schema_version=1, variant="t", provenance={"kind": "transcribed", "source": "lab notes"}
+    )
+    assert load_record(write(tmp_path, transcribed)).record.workload.prefix is None
