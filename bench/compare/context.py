@@ -215,7 +215,9 @@ CONTEXT_FIELDS: tuple[ContextField, ...] = (
         lambda r: r.workload.prefix,
         "prompt prefixes: `unique` per request, or `repeated` as written (which a prefix cache turns into hits)",
     ),
-    _fixed("workload.api", lambda r: r.workload.api, "the API route (chat, completions, native generate): streams differ"),
+    _fixed(
+        "workload.api", lambda r: r.workload.api, "the API route (chat, completions, native generate): streams differ"
+    ),
     _fixed(
         "environment.cuda_major",
         _cuda_major,

@@ -111,7 +111,7 @@ def test_one_added_record_reads_short(ngram_repo: tuple[GitRepo, str]) -> None:
     lines = md.splitlines()
     assert len(lines) <= 90, len(lines)  # was 206, 40 of them "insufficient data" rows
     lead = lead_of(md)
-    assert "40 figure(s) unchecked" in lead
+    assert "48 figure(s) unchecked" in lead  # 8 levels x (5 speed and latency figures + acceptance rate)
     assert "insufficient" not in md.lower()
     # no launch command, no per-run marker, no port among the info differences
     for noise in ("server\\.command", "media\\_marker", "\\-\\-port", "127\\.0\\.0\\.1", "created"):

@@ -302,7 +302,5 @@ def test_a_record_from_the_test_server_cannot_claim_a_real_engine() -> None:
 def test_v1_measured_records_state_the_prompts_were_sent_as_written(tmp_path: Path) -> None:
     measured = load_record(write(tmp_path, minimal(schema_version=1))).record
     assert measured.workload.prefix == "repeated"
-    transcribed = minimal(
-        schema_version=1, variant="t", provenance={"kind": "transcribed", "source": "lab notes"}
-    )
+    transcribed = minimal(schema_version=1, variant="t", provenance={"kind": "transcribed", "source": "lab notes"})
     assert load_record(write(tmp_path, transcribed)).record.workload.prefix is None

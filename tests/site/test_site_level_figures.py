@@ -61,7 +61,8 @@ def test_record_page_says_when_no_level_reports_cached_tokens() -> None:
     md = record_markdown(_record())
     assert "## Prefix cache, per level" not in md
     assert "Not stated for any level of this record: Cache\\-hit share" in md
-    assert "| Prefix | not stated |" in md and "| Prefix cache | not stated |" in md
+    # a measured schema-1 record: that harness sent prompts as written (update_to_2 states it)
+    assert "| Prefix | repeated: prompts sent as written" in md and "| Prefix cache | not stated |" in md
 
 
 def test_workload_prefix_and_cache_policy_rows() -> None:
