@@ -13,6 +13,17 @@ millisecond boundaries (up to ~1 ms late); :func:`precise_event_loop` (``select(
 makes the server yield-spin that long before each deadline instead (costs CPU). The lateness of every chunk is
 recorded and served at ``GET /stats`` (``POST /stats/reset`` clears it), with the peak number of streams in flight.
 
+Fault modes (each named in ``tests/runner/fault_cases.py`` with the harness's expected outcome): per request or
+for the whole server, ``fail_status`` (every generation answered with that HTTP status), ``fail_after_chunks`` with
+``fail_mode`` (the stream is cut, or ends with an error event), ``hang_after_chunks`` (the stream stops sending
+tokens but stays open, with an SSE comment every half second, so only a total per-request timeout ends it),
+``bad_body`` (``html``: a 200 answer with an HTML page, as a proxy gives; ``malformed_sse``: events that are not
+JSON), ``max_streams`` (503 while that many streams are in flight: a server over capacity) and ``ready=False``
+(``/health`` answers 503 forever). The command line adds process faults:
+``--exit-at-start STATUS`` (exits before listening), ``--die-after-requests N`` (the process SIGKILLs itself when
+the N-th generation request arrives, cutting every stream in flight) and ``--ignore-sigterm`` (SIGTERM and SIGINT
+are ignored, so only SIGKILL stops it).
+
 Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /generate`` (SGLang 0.5.17's native layout:
 ``text``, ``output_ids`` and ``meta_info``, cumulative by default, incremental with ``incremental_output``),
 ``GET /health``, ``GET /v1/models``, ``GET /stats``. Every response carries the header
@@ -30,6 +41,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
 import selectors
 import signal
 import sys
@@ -78,6 +90,10 @@ class TestServerConfig:
     prefix_cache: bool = False  # report as cached the words a request's prompt shares with an earlier prompt's start
     model: str = SERVER_NAME
     spin_us: int = 0  # yield-spin this long before each deadline (for epoll loops)
+    hang_after_chunks: int | None = None  # stop sending tokens after this many chunks, keep the connection open
+    bad_body: Literal["html", "malformed_sse"] | None = None  # answer 200 with an HTML page / non-JSON events
+    ready: bool = True  # False: /health answers 503 forever (a server that never finishes loading)
+    max_streams: int | None = None  # over capacity: answer 503 while this many streams are in flight
 
     def __post_init__(self) -> None:
         if self.ttft_ms < 0 or self.itl_ms < 0:
@@ -94,6 +110,14 @@ class TestServerConfig:
             raise ValueError("spin_us must be >= 0")
         if self.cached_tokens is not None and self.cached_tokens < 0:
             raise ValueError("cached_tokens must be >= 0")
+        if self.max_streams is not None and self.max_streams < 1:
+            raise ValueError("max_streams must be >= 1")
+        for name in ("fail_after_chunks", "hang_after_chunks"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be >= 0")
+        if self.bad_body not in (None, "html", "malformed_sse"):
+            raise ValueError("bad_body must be 'html' or 'malformed_sse'")
 
 
 def precise_event_loop() -> asyncio.AbstractEventLoop:
@@ -247,9 +271,11 @@ def _sse(obj: Any) -> bytes:
     return b"%x\r\n%s\r\n" % (len(payload), payload)
 
 
+_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
+
+
 def _response_head(status: int, headers: dict[str, str]) -> bytes:
-    reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}.get(status, "Error")
-    lines = [f"HTTP/1.1 {status} {reason}", f"server: {SERVER_NAME}", f"{HEADER}: 1"]
+    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}", f"server: {SERVER_NAME}", f"{HEADER}: 1"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
@@ -259,10 +285,21 @@ class TestServer:
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, config: TestServerConfig | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        config: TestServerConfig | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        die_after_requests: int | None = None,
+    ) -> None:
+        """``die_after_requests``: SIGKILL this very process when that many generation requests have arrived
+        (the command line's ``--die-after-requests``; never use it in a test process)."""
         self.config = config or TestServerConfig()
         self.host = host
         self.port = port
+        self.die_after_requests = die_after_requests
+        self.generation_requests = 0
         self.stats = ServerStats()
         self.prefix_cache = PrefixCacheSim()
         self._server: asyncio.Server | None = None
@@ -329,7 +366,8 @@ class TestServer:
         keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
         path = target.split("?", 1)[0]
         if method == "GET" and path == "/health":
-            await self._json(writer, 200, {"status": "ok"}, keep_alive)
+            ready = self.config.ready
+            await self._json(writer, 200 if ready else 503, {"status": "ok" if ready else "loading"}, keep_alive)
         elif method == "GET" and path == "/v1/models":
             model = {"id": self.config.model, "object": "model", "owned_by": SERVER_NAME, "benchbook_test_server": True}
             await self._json(writer, 200, {"object": "list", "data": [model]}, keep_alive)
@@ -398,9 +436,19 @@ class TestServer:
         if cfg.cached_tokens is not None:
             cached = min(cfg.cached_tokens, prompt_tokens)
         self.stats.requests += 1
+        self.generation_requests += 1
+        if self.die_after_requests is not None and self.generation_requests >= self.die_after_requests:
+            os.kill(os.getpid(), signal.SIGKILL)
         if cfg.fail_status is not None:
             error = {"error": {"message": f"test server configured to fail with {cfg.fail_status}", "type": "test"}}
             await self._json(writer, cfg.fail_status, error, keep_alive)
+            return keep_alive
+        if cfg.bad_body is not None:
+            await self._bad_body(writer, cfg.bad_body, keep_alive)
+            return keep_alive
+        if cfg.max_streams is not None and self.stats.in_flight >= cfg.max_streams:
+            busy = {"error": {"message": f"over capacity: {cfg.max_streams} streams in flight", "type": "test"}}
+            await self._json(writer, 503, busy, keep_alive)
             return keep_alive
         truth = expected_timing(cfg, max_tokens, ignore_eos)
         self.stats.in_flight += 1
@@ -445,6 +493,9 @@ class TestServer:
         await writer.drain()
         spin = cfg.spin_us / 1e6
         for k, size in enumerate(truth.chunk_tokens):
+            if cfg.hang_after_chunks is not None and k == cfg.hang_after_chunks:
+                await _hang(writer)
+                return False
             if cfg.fail_after_chunks is not None and k == cfg.fail_after_chunks:
                 if cfg.fail_mode == "close":
                     writer.close()  # no terminating chunk: the client sees an incomplete body
@@ -469,6 +520,31 @@ class TestServer:
         writer.write(tail + _sse(b"[DONE]") + b"0\r\n\r\n")
         await writer.drain()
         return keep_alive
+
+    async def _bad_body(self, writer: asyncio.StreamWriter, kind: str, keep_alive: bool) -> None:
+        connection = "keep-alive" if keep_alive else "close"
+        if kind == "html":
+            page = b"<!DOCTYPE html><html><head><title>Sign in</title></head><body><h1>Proxy sign-in</h1></body></html>"
+            headers = {"content-type": "text/html", "content-length": str(len(page)), "connection": connection}
+            writer.write(_response_head(200, headers) + page)
+        else:
+            headers = {"content-type": "text/event-stream", "transfer-encoding": "chunked", "connection": connection}
+            broken = b'{"id": "cmpl-benchbook-test", "choices": [{"delta": {"content": " w0"'  # cut-off JSON
+            writer.write(_response_head(200, headers) + _sse(broken) + _sse(b"[DONE]") + b"0\r\n\r\n")
+        await writer.drain()
+
+
+async def _hang(writer: asyncio.StreamWriter, interval_s: float = 0.5) -> None:
+    """Send no more tokens, but keep the stream open (an SSE comment now and then) until the client leaves."""
+    while not writer.transport.is_closing():
+        writer.write(_sse_comment(b"still working"))
+        await writer.drain()  # raises ConnectionError once the client has gone
+        await asyncio.sleep(interval_s)
+
+
+def _sse_comment(text: bytes) -> bytes:
+    payload = b": " + text + b"\n\n"
+    return b"%x\r\n%s\r\n" % (len(payload), payload)
 
 
 class _Events:
@@ -637,6 +713,14 @@ def _parser() -> argparse.ArgumentParser:
         "fewer than ~1000 connections; epoll: asyncio's default, millisecond timers, no fd limit",
     )
     p.add_argument("--spin-us", type=int, default=0, help="yield-spin this long before each deadline (epoll)")
+    faults = p.add_argument_group("fault modes (see tests/runner/fault_cases.py)")
+    faults.add_argument("--hang-after-chunks", type=int, default=None, help="stop sending tokens, keep streams open")
+    faults.add_argument("--bad-body", choices=["html", "malformed_sse"], default=None)
+    faults.add_argument("--never-ready", action="store_true", help="/health answers 503 forever")
+    faults.add_argument("--max-streams", type=int, default=None, help="answer 503 while this many streams run")
+    faults.add_argument("--exit-at-start", type=int, default=None, metavar="STATUS", help="exit before listening")
+    faults.add_argument("--die-after-requests", type=int, default=None, metavar="N", help="SIGKILL itself at request N")
+    faults.add_argument("--ignore-sigterm", action="store_true", help="only SIGKILL stops it")
     return p
 
 
@@ -659,19 +743,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             prefix_cache=args.prefix_cache,
             model=args.model,
             spin_us=args.spin_us,
+            hang_after_chunks=args.hang_after_chunks,
+            bad_body=args.bad_body,
+            ready=not args.never_ready,
+            max_streams=args.max_streams,
         )
     except ValueError as exc:
         print(f"bench.testserver: {exc}", file=sys.stderr)
         return 2
+    if args.exit_at_start is not None:
+        print(
+            f"{SERVER_NAME}: fatal: injected start-up failure (--exit-at-start {args.exit_at_start})", file=sys.stderr
+        )
+        return int(args.exit_at_start)
 
     async def run() -> None:
-        server = TestServer(config, args.host, args.port)
-        await server.start()
-        print(f"{SERVER_NAME} listening on {server.url}", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+        for sig in (signal.SIGINT, signal.SIGTERM):  # before listening: a signal sent once it listens is handled
+            if args.ignore_sigterm:
+                signal.signal(sig, signal.SIG_IGN)
+            else:
+                loop.add_signal_handler(sig, stop.set)
+        server = TestServer(config, args.host, args.port, die_after_requests=args.die_after_requests)
+        await server.start()
+        print(f"{SERVER_NAME} listening on {server.url}", flush=True)
         await stop.wait()
         await server.close()
 

@@ -6,7 +6,9 @@ loop. For concurrency 1, 2, 4, ... 512 the client runs a fixed-concurrency level
 * token events/s offered (what the server's schedule would deliver if the client kept up) and achieved;
 * the client process's CPU use (100 % = one core; the machine has 2);
 * the timestamp error: measured TTFT minus the configured TTFT, measured per-token ITL minus the configured ITL
-  (p50 / p99), next to the server's own lateness against its deadlines (its share of that error).
+  (p50 / p99), next to the server's own lateness against its deadlines (its share of that error);
+* the client process's peak resident memory during the level (``VmHWM``, reset before each level through
+  ``/proc/self/clear_refs``; where that is not possible, the process's lifetime peak, marked ``*``).
 
 Each level gets one warm-up round (C requests) first. Then the highest sustained token-event rate (achieved >= 90 %
 of offered, no failures) and the timestamp error of a level run at about half of it. Bounded: a level's measured
@@ -56,6 +58,8 @@ class Row:
     server_late: tuple[float | None, float | None]
     failed: int
     stopped: str | None
+    peak_rss_mib: float | None = None
+    peak_is_lifetime: bool = False
 
     @property
     def sustained(self) -> bool:
@@ -75,6 +79,26 @@ def _self_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _reset_peak_rss() -> bool:
+    """Reset this process's peak RSS (VmHWM) so the next reading is the peak since now (Linux >= 4.0)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def _peak_rss_mib() -> float:
+    """VmHWM from /proc, else ``ru_maxrss`` (KiB on Linux)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _p50_p99(values: list[float]) -> tuple[float, float]:
     return (percentile(values, 50), percentile(values, 99)) if values else (float("nan"), float("nan"))
 
@@ -92,10 +116,12 @@ async def measure_level(url: str, server_pid: int, concurrency: int, args: argpa
         await client.warm_connections(concurrency)
         await run_level(client, [spec] * concurrency, concurrency)  # warm-up: one round, never cut short
         httpx.post(f"{url}/stats/reset")
+        reset = _reset_peak_rss()
         started = time.monotonic()
         cpu0, wall0, srv0 = _self_cpu_s(), time.monotonic(), _proc_cpu_s(server_pid)
         run = await run_level(client, [spec] * n_requests, concurrency, should_abort=too_long)
         cpu1, wall1, srv1 = _self_cpu_s(), time.monotonic(), _proc_cpu_s(server_pid)
+        peak = _peak_rss_mib()
     stats = httpx.get(f"{url}/stats").json()["lateness_ms"]
     done = [r for r in run.results if r.ok]
     events = sum(len(r.chunk_times_ns) for r in done)
@@ -119,6 +145,8 @@ async def measure_level(url: str, server_pid: int, concurrency: int, args: argpa
         server_late=(stats["p50"], stats["p99"]),
         failed=len(run.results) - len(done),
         stopped=run.aborted,
+        peak_rss_mib=peak,
+        peak_is_lifetime=not reset,
     )
 
 
@@ -126,7 +154,8 @@ def render(rows: list[Row], title: str) -> Table:
     table = Table(title=title)
     for name in (
         "C", "req", "offered ev/s", "achieved ev/s", "client CPU %", "server CPU %", "TTFT err p50/p99 ms",
-        "ITL err p50/p99 ms", "send overhead p50/p99 ms", "server late p50/p99 ms", "failed", "note",
+        "ITL err p50/p99 ms", "send overhead p50/p99 ms", "server late p50/p99 ms", "client peak RSS MiB", "failed",
+        "note",
     ):  # fmt: skip
         table.add_column(name, justify="right")
     for r in rows:
@@ -142,6 +171,7 @@ def render(rows: list[Row], title: str) -> Table:
             f"{r.itl_err[0]:.2f}/{r.itl_err[1]:.2f}",
             f"{r.overhead[0]:.2f}/{r.overhead[1]:.2f}",
             late,
+            "-" if r.peak_rss_mib is None else f"{r.peak_rss_mib:,.0f}" + ("*" if r.peak_is_lifetime else ""),
             str(r.failed),
             ("sustained" if r.sustained else "falls behind") + (f"; {r.stopped}" if r.stopped else ""),
         )
@@ -183,6 +213,7 @@ async def sweep(args: argparse.Namespace) -> int:
         per_stream = args.output_tokens / ((args.ttft_ms + (args.output_tokens - 1) * args.itl_ms) / 1e3)
         half_c = max(1, round(best.achieved / 2 / per_stream))
         half = await measure_level(url, server.pid, half_c, args)
+        top = max([*rows, half], key=lambda r: r.peak_rss_mib or 0)
         console.print(render([half], f"at about half the sustained rate (C={half_c})"))
         console.print(
             f"highest sustained token-event rate: {best.achieved:,.0f} events/s (C={best.concurrency}); "
@@ -190,6 +221,7 @@ async def sweep(args: argparse.Namespace) -> int:
             f"at half of it (C={half_c}, {half.achieved:,.0f} events/s): TTFT error p50 {half.ttft_err[0]:.2f} / "
             f"p99 {half.ttft_err[1]:.2f} ms, ITL error p50 {half.itl_err[0]:.2f} / p99 {half.itl_err[1]:.2f} ms "
             f"(server's own lateness p50/p99 {half.server_late[0]}/{half.server_late[1]} ms). "
+            f"Client peak RSS: {top.peak_rss_mib or 0:,.0f} MiB (C={top.concurrency}; the highest level peak). "
             f"Total {time.monotonic() - begun:.0f} s."
         )
         return 0

@@ -265,3 +265,91 @@ def test_prefix_cache_simulation() -> None:
     # nothing before; 3 shared words; all but the last word (a cache computes at least one token); a new first
     # word shares no prefix; a one-word prompt repeats but still computes its one token
     assert run(go()) == [0, 3, 3, 0, 0]
+
+
+def test_fault_modes_on_the_wire() -> None:
+    body = {"prompt": "x", "max_tokens": 4, "stream": True}
+
+    async def go() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with (
+            serve(TestServerConfig(ttft_ms=1, itl_ms=1, ready=False)) as srv,
+            httpx.AsyncClient(base_url=srv.url) as client,
+        ):
+            out["health"] = await client.get("/health")
+            out["html"] = await client.post("/v1/completions", json={**body, "benchbook_test": {"bad_body": "html"}})
+            bad = {**body, "benchbook_test": {"bad_body": "malformed_sse"}}
+            out["malformed"] = await client.post("/v1/completions", json=bad)
+        async with (
+            serve(TestServerConfig(ttft_ms=300, itl_ms=1, max_streams=1)) as srv,
+            httpx.AsyncClient(base_url=srv.url) as client,
+        ):
+            out["busy"] = await asyncio.gather(*(client.post("/v1/completions", json=body) for _ in range(2)))
+        async with (
+            serve(TestServerConfig(ttft_ms=1, itl_ms=1, hang_after_chunks=1)) as srv,
+            httpx.AsyncClient(base_url=srv.url) as client,
+        ):
+            received = b""
+            t0 = asyncio.get_running_loop().time()
+            async with client.stream("POST", "/v1/completions", json=body) as response:
+                async for chunk in response.aiter_bytes():
+                    received += chunk
+                    if asyncio.get_running_loop().time() - t0 > 1.2:
+                        break
+            out["hang"] = received.decode()
+        return out
+
+    out = run(go())
+    assert out["health"].status_code == 503 and out["health"].json() == {"status": "loading"}
+    html = out["html"]
+    assert html.status_code == 200 and html.headers["content-type"] == "text/html"
+    assert html.text.startswith("<!DOCTYPE html>")
+    malformed = out["malformed"]
+    assert malformed.status_code == 200 and malformed.headers["content-type"] == "text/event-stream"
+    first = malformed.text.split("\n\n")[0].removeprefix("data: ")
+    with pytest.raises(ValueError):
+        json.loads(first)
+    assert sorted(r.status_code for r in out["busy"]) == [200, 503]
+    busy = next(r for r in out["busy"] if r.status_code == 503)
+    assert busy.json()["error"]["message"] == "over capacity: 1 streams in flight"
+    hang = out["hang"]
+    assert hang.count("data: {") == 1 and "[DONE]" not in hang  # one token, then nothing but keep-alive comments
+    assert hang.count(": still working") >= 2
+
+
+def test_fault_fields_are_validated() -> None:
+    with pytest.raises(ValueError, match="hang_after_chunks must be >= 0"):
+        TestServerConfig(hang_after_chunks=-1)
+    with pytest.raises(ValueError, match="bad_body"):
+        TestServerConfig(bad_body="xml")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_streams"):
+        TestServerConfig(max_streams=0)
+
+
+def test_command_line_process_faults() -> None:
+    start = subprocess.run(
+        [sys.executable, "-m", "bench.testserver", "--port", "0", "--exit-at-start", "3"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert start.returncode == 3 and "injected start-up failure (--exit-at-start 3)" in start.stderr
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.testserver", "--port", "0", "--ttft-ms", "1", "--itl-ms", "1",
+         "--die-after-requests", "2", "--ignore-sigterm"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split()[-1]
+        proc.send_signal(signal.SIGTERM)  # ignored
+        body = {"prompt": "x", "max_tokens": 2, "stream": True}
+        assert "[DONE]" in httpx.post(f"{url}/v1/completions", json=body).text
+        with pytest.raises(httpx.RemoteProtocolError):
+            httpx.post(f"{url}/v1/completions", json=body)  # request 2: the process kills itself
+        assert proc.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

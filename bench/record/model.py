@@ -393,6 +393,12 @@ class Workload(_Strict):
     temperature: float | None = None
     ignore_eos: bool | None = None
     seed: int | None = None
+    request_timeout_s: float | None = Field(
+        default=None, gt=0, description="seconds one request could take before it failed as a timeout"
+    )
+    error_threshold: float | None = Field(
+        default=None, ge=0, le=1, description="a level whose error rate (failed / sent) is above this is failed"
+    )
     prefix: Literal["repeated", "unique"] | None = Field(
         default=None,
         description="repeated: prompts are sent as written, so repeats can hit a prefix cache; unique: every "

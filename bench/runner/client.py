@@ -491,6 +491,19 @@ class StreamingClient:
         await asyncio.gather(*todo)
 
     async def send(self, spec: RequestSpec) -> RequestResult:
+        """One request. A keep-alive connection the server closed just as it was reused (it disconnects without a
+        response: no status, no byte) never carried the request to it; the request is sent once more, on a fresh
+        connection, and its timestamps are the second attempt's (``t_start_ns`` stays the first call's)."""
+        result, stale = await self._send_once(spec)
+        if not stale:
+            return result
+        retry, _ = await self._send_once(spec)
+        retry.t_start_ns = result.t_start_ns
+        if not retry.ok and retry.error:
+            retry.error = _truncate(f"{retry.error} (second attempt, after: {result.error})")
+        return retry
+
+    async def _send_once(self, spec: RequestSpec) -> tuple[RequestResult, bool]:
         path, body = build_request(spec, continuous_usage=self._continuous_usage)
         content = json.dumps(body).encode()
         request_headers = {"content-type": "application/json", "accept": "text/event-stream"}
@@ -501,6 +514,7 @@ class StreamingClient:
         message: str | None = None
         wire: list[int] = []
         head = b""  # the first bytes of the body, for a diagnostic when it is not an event stream
+        stale = False  # the server closed a reused connection without answering: it never saw the request
         events = 0
 
         async def trace(name: str, info: Mapping[str, Any]) -> None:
@@ -542,14 +556,16 @@ class StreamingClient:
         except _StreamError as exc:
             kind, message = exc.kind, str(exc)
         except TimeoutError:
-            kind, message = "timeout", f"no complete response within {self._timeout_s:g} s"
+            kind, message = "timeout", f"no complete response within the request timeout of {self._timeout_s:g} s"
         except httpx.TimeoutException as exc:
             kind, message = "timeout", f"{type(exc).__name__}: {exc}"
         except httpx.ConnectError as exc:
             kind, message = "connect", f"cannot connect to {self.base_url}: {exc}"
-        except httpx.TransportError as exc:
-            kind = "stream_broken" if status is not None else "connect"
-            message = f"{type(exc).__name__}: {exc}"
+        except httpx.TransportError as exc:  # connected, then the connection broke (before or during the answer)
+            kind = "stream_broken"
+            before = "" if status is not None else "the connection broke before the response: "
+            message = f"{before}{type(exc).__name__}: {exc}"
+            stale = status is None and isinstance(exc, httpx.RemoteProtocolError) and not head
         except httpx.HTTPError as exc:  # e.g. a body that fails its content-encoding
             kind, message = "bad_response", f"{type(exc).__name__}: {exc}"
         finally:
@@ -562,7 +578,7 @@ class StreamingClient:
             kind, message = "no_tokens", f"the response carried no generated text (finish_reason={state.finish_reason})"
         result = self._result(state, t_sent, t_done, status, kind, message, spec)
         result.t_start_ns = t_start
-        return result
+        return result, stale
 
     def _result(
         self,

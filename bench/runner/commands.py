@@ -1,7 +1,9 @@
 """``bench run CONFIG``: launch (or attach to) a serving engine, sweep concurrency, write one record.
 
-Exit status: 0 complete record, 1 partial or failed record (the record says why), 2 bad config or
-command line (nothing written), 130 interrupted (the record keeps every finished level).
+Exit status: 0 complete record (every level measured, none above its error threshold), 1 partial or failed
+record (the record and the terminal say why; also when the record file could not be written: its last good
+version stays), 2 bad config or command line, a records folder that cannot be written or an open-file limit too
+low for the levels (nothing launched, nothing written), 130 interrupted (the record keeps every finished level).
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ from rich.console import Console
 from bench.record.model import Environment, Record, Server
 from bench.record.store import new_record_id
 
-from .config import ConfigError, RunConfig, load_config, parse_set
+from .config import ConfigError, RunConfig, load_config, parse_set, url_problem
 from .engines import EngineBase, get_engine
 from .engines.modelfile import ModelFileError
 from .launcher import LaunchError, ServerProcess, free_port, interrupts_raise
+from .preflight import check_records_dir, ensure_fd_limit
 from .progress import SweepProgress
-from .sweep import SweepState, create, initial_record, make_plan, now_utc, run_sweep
+from .sweep import RecordWriteError, SweepState, create, initial_record, make_plan, now_utc, run_sweep
 
 __all__ = ["cli_overrides", "dry_run_text", "execute", "register"]
 
@@ -51,6 +54,9 @@ def register(sub: Any) -> None:
     p.add_argument("--variant", help="record variant name")
     p.add_argument("--url", help="attach to this running server instead of launching one")
     p.add_argument("--log-dir", help="server logs (default: ~/.cache/benchbook/logs)")
+    p.add_argument(
+        "--request-timeout", type=float, metavar="S", help="seconds one request may take (default: the config's, 600)"
+    )
     p.add_argument(
         "--set", action="append", default=[], metavar="KEY.PATH=VALUE", help="override any config value (YAML value)"
     )
@@ -78,7 +84,12 @@ def cli_overrides(args: argparse.Namespace) -> list[tuple[str, Any]]:
         value = getattr(args, flag)
         if value is not None:
             out.append((key, int(value) if value.strip().isdigit() else value))
-    for flag, key in (("max_tokens", "max_tokens"), ("records_dir", "records_dir"), ("variant", "variant")):
+    for flag, key in (
+        ("max_tokens", "max_tokens"),
+        ("records_dir", "records_dir"),
+        ("variant", "variant"),
+        ("request_timeout", "request_timeout_s"),
+    ):
         value = getattr(args, flag)
         if value is not None:
             out.append((key, value))
@@ -136,6 +147,8 @@ def _handle(args: argparse.Namespace) -> int:
 
     config_path = Path(args.config)
     try:
+        if args.url is not None and url_problem(args.url) is not None:
+            raise ConfigError("--url", "url", str(url_problem(args.url)))
         cfg = load_config(config_path, cli_overrides(args))
         engine = get_engine(cfg.engine)
         try:
@@ -147,16 +160,23 @@ def _handle(args: argparse.Namespace) -> int:
             return EXIT_OK
         if cfg.url is None and engine.command(cfg, cfg.host, 1) is None:
             raise ConfigError(config_path, "url", f"engine {cfg.engine!r} cannot be launched: give --url")
+        if args.repeat < 1:
+            raise ConfigError("--repeat", "repeat", f"a count >= 1, got {args.repeat}")
+        check_records_dir(cfg.records_dir, "--records-dir" if args.records_dir else str(config_path))
+        raised = ensure_fd_limit(max(cfg.levels))
     except (ConfigError, ModelFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.repeat < 1:
-        print(f"error: --repeat: a count >= 1, got {args.repeat}", file=sys.stderr)
-        return EXIT_USAGE
+    if raised:
+        print(f"note: {raised}", file=sys.stderr)
     cfg = cfg.model_copy(update={"run_group": run_group_for(cfg, now_utc())})
     worst = EXIT_OK
     for _ in range(args.repeat):
-        record = execute(cfg, engine, prompt_set, log_dir=_log_dir(args))
+        try:
+            record = execute(cfg, engine, prompt_set, log_dir=_log_dir(args))
+        except RecordWriteError as exc:  # nothing was launched when the file could not even be created
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE if exc.kept is None else EXIT_INCOMPLETE
         if record is None:
             return EXIT_INTERRUPTED
         if record.status.state != "complete":
@@ -257,7 +277,7 @@ def execute(
                 state.fail(str(exc), exc.log_excerpt)
             finally:
                 if process is not None:
-                    process.stop()
+                    process.stop(cfg.stop_timeout_s)
     except KeyboardInterrupt as exc:
         if not state.finished:
             where = f" during level C={state.current_level}" if state.current_level is not None else ""
@@ -276,4 +296,8 @@ def execute(
 
 def _done(progress: SweepProgress, state: SweepState) -> Record:
     progress.summary(state.record, state.path)
+    if state.write_error is not None:
+        if state.unwritten is not None and state.unwritten.status.message:
+            progress.message(f"the run stopped: {state.unwritten.status.state}: {state.unwritten.status.message}")
+        progress.message(f"error: {state.write_error}")
     return state.record

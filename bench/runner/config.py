@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -28,6 +29,7 @@ __all__ = [
     "load_config",
     "parse_config",
     "parse_set",
+    "url_problem",
 ]
 
 _UNION_BRANCHES = frozenset({"int", "str", "function-after"})
@@ -79,8 +81,13 @@ class RunConfig(_Strict):
     host: str = "127.0.0.1"
     port: int | None = Field(default=None, ge=1, le=65535, description="None: a free port is picked")
     url: str | None = Field(default=None, description="attach to this running server instead of launching one")
-    ready_timeout_s: float = Field(default=900.0, gt=0)
-    request_timeout_s: float = Field(default=600.0, gt=0)
+    ready_timeout_s: float = Field(default=900.0, gt=0, description="a launched server must be ready within this")
+    request_timeout_s: float = Field(
+        default=600.0, gt=0, description="one request, sent to last byte; past it the request fails as 'timeout'"
+    )
+    stop_timeout_s: float = Field(
+        default=10.0, gt=0, description="a launched server gets this long after SIGTERM before SIGKILL"
+    )
 
     prompt_set: str
     api: Literal["chat", "completions", "generate"] = "chat"
@@ -100,6 +107,16 @@ class RunConfig(_Strict):
     )
     error_threshold: float = Field(default=0.05, ge=0, le=1)
     records_dir: str = "records"
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        problem = url_problem(v)
+        if problem is not None:
+            raise ValueError(problem)
+        return v.strip()
 
     @field_validator("levels")
     @classmethod
@@ -128,6 +145,19 @@ class RunConfig(_Strict):
     def warmup_for(self, concurrency: int) -> int:
         """Warm-up requests at one level (outside the measured window)."""
         return min(_resolve(self.warmup, concurrency, floor=0), self.max_warmup)
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with a server URL (None: nothing). The URL itself is never repeated: it may hold a password."""
+    expected = "an http:// or https:// URL with a host and a port in 1..65535, e.g. http://127.0.0.1:30000"
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        return f"{expected} ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        return expected
+    return None
 
 
 def _resolve(value: int | str, concurrency: int, *, floor: int) -> int:

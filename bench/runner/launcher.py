@@ -27,6 +27,7 @@ __all__ = [
     "ServerExited",
     "ServerProcess",
     "crash_cause",
+    "deferred_signals",
     "free_port",
     "group_alive",
     "group_members",
@@ -115,7 +116,7 @@ class ServerProcess:
     # -- lifecycle -----------------------------------------------------------------------------------------
     def start(self) -> ServerProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
+        with self.log_path.open("ab") as log:  # (no signal mask here: the child would inherit it)
             try:
                 self._proc = subprocess.Popen(
                     self.command,
@@ -181,20 +182,31 @@ class ServerProcess:
             time.sleep(interval_s)
 
     def stop(self, grace_s: float = 10.0) -> None:
-        """SIGTERM the whole process group, wait up to ``grace_s``, then SIGKILL it. Idempotent."""
+        """SIGTERM the whole process group, wait up to ``grace_s``, then SIGKILL it. Idempotent.
+
+        SIGINT and SIGTERM to the harness are held back until the group is gone (a second Ctrl-C while a slow
+        server shuts down must not leave it running); they are delivered when ``stop`` returns."""
         if self._proc is None or self.pgid is None:
             return
+        with deferred_signals():
+            self._stop(grace_s)
+
+    def _stop(self, grace_s: float) -> None:
+        assert self._proc is not None and self.pgid is not None
+        deadline = time.monotonic() + grace_s
         _signal_group(self.pgid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=grace_s)
         # the leader may be gone while workers of its group live on: always finish the group off
-        deadline = time.monotonic() + grace_s
         while group_alive(self.pgid) and time.monotonic() < deadline:
             time.sleep(0.05)
         if group_alive(self.pgid):
             _signal_group(self.pgid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=grace_s)
+        deadline = time.monotonic() + grace_s  # SIGKILL is not instant: return once the group is really gone
+        while group_alive(self.pgid) and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     def __enter__(self) -> ServerProcess:
         return self.start()
@@ -241,6 +253,39 @@ def group_alive(pgid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+_DEFERRED = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM are held back; they are handled, as they would have been, when it ends.
+    Use around work that must not be cut in half: stopping a server group, replacing a record file.
+
+    (Python-level handlers, not a signal mask: a mask is per thread, and a signal sent to the process can land on
+    any thread that does not block it, e.g. an executor thread; Python runs its handlers in the main thread.)"""
+    held: list[int] = []
+
+    def _hold(signum: int, frame: FrameType | None) -> None:
+        held.append(signum)
+
+    try:
+        old = {sig: signal.signal(sig, _hold) for sig in _DEFERRED}
+    except ValueError:  # not the main thread: handlers run in the main thread anyway
+        yield
+        return
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        for signum in dict.fromkeys(held):  # each signal once, in arrival order
+            handler = old[signal.Signals(signum)]
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)
 
 
 @contextlib.contextmanager

@@ -33,6 +33,7 @@ __all__ = [
     "FORMULA_TPOT",
     "FORMULA_TTFT",
     "itl_samples_ms",
+    "level_failure",
     "summarize_level",
 ]
 
@@ -139,6 +140,23 @@ def _errors(results: Sequence[RequestResult], threshold: float) -> LevelErrors |
             break
     rate = len(failed) / len(results)
     return LevelErrors(by_kind=dict(by_kind), examples=examples, error_rate=round(rate, 6), flagged=rate > threshold)
+
+
+def _pct(value: float) -> str:
+    text = f"{100 * value:.1f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+def level_failure(errors: LevelErrors | None, sent: int, threshold: float) -> str | None:
+    """Why a level is not valid, in words, or None: its error rate (failed / sent) is above ``threshold``."""
+    if errors is None or errors.error_rate is None or errors.error_rate <= threshold:
+        return None
+    failed = sum(errors.by_kind.values())
+    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(errors.by_kind.items(), key=lambda kv: (-kv[1], kv[0])))
+    return (
+        f"error rate {_pct(errors.error_rate)} ({failed} of {sent} requests failed: {kinds}) "
+        f"above the error threshold {_pct(threshold)}"
+    )
 
 
 def _prefix_cache(done: Sequence[RequestResult]) -> PrefixCache | None:
@@ -304,6 +322,7 @@ def summarize_level(
                 window_note,
             )
     finish = Counter(r.finish_reason or "unknown" for r in done)
+    errors = _errors(results, error_threshold)
     itl_note = None
     if len(itl_formulas) > 1:
         itl_note = "requests of this level needed different ITL formulas"
@@ -330,7 +349,8 @@ def summarize_level(
         finish_reasons=dict(finish),
         speculative=_speculative(done, speculative_method),
         prefix_cache=_prefix_cache(done),
-        errors=_errors(results, error_threshold),
+        errors=errors,
+        failure=level_failure(errors, len(results), error_threshold),
         samples=Samples(
             ttft_ms=[round(v, 4) for v in ttft],
             e2e_ms=[round(v, 4) for v in e2e],

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from bench.record.model import Level, Metric, Record
 
-__all__ = ["SweepProgress", "level_line", "summary_table"]
+__all__ = ["SweepProgress", "level_line", "outcome_lines", "summary_table"]
 
 
 class _Result(Protocol):
@@ -68,6 +68,7 @@ def summary_table(record: Record) -> Table:
         "TTFT p99 ms",
         "TPOT p50 ms",
         "accept rate / length",
+        "level",
     ):
         table.add_column(name, justify="right")
     for lv in record.levels:
@@ -83,8 +84,17 @@ def summary_table(record: Record) -> Table:
             _fmt(_p(lv.ttft_ms, "p99")),
             _fmt(_p(lv.tpot_ms, "p50"), 2),
             _accept(lv),
+            "FAILED" if lv.failed else "ok",
         )
     return table
+
+
+def outcome_lines(record: Record) -> list[str]:
+    """Why each failed level failed, then the run's status (pure)."""
+    lines = [f"level C={lv.key} FAILED: {lv.failure}" for lv in record.levels if lv.failed]
+    if record.status.message:
+        lines.append(f"status: {record.status.state}: {record.status.message}")
+    return lines
 
 
 def level_line(level: Level) -> str:
@@ -92,7 +102,7 @@ def level_line(level: Level) -> str:
     return (
         f"level C={level.key}: {level.requests_completed} ok, {level.requests_failed} failed, "
         f"output {_fmt(_value(level.output_throughput))} tok/s, TTFT p50 {_fmt(_p(level.ttft_ms, 'p50'))} ms, "
-        f"TPOT p50 {_fmt(_p(level.tpot_ms, 'p50'), 2)} ms"
+        f"TPOT p50 {_fmt(_p(level.tpot_ms, 'p50'), 2)} ms" + (f"; FAILED: {level.failure}" if level.failed else "")
     )
 
 
@@ -164,6 +174,6 @@ class SweepProgress:
     def summary(self, record: Record, path: Path) -> None:
         self.__exit__()
         self.console.print(summary_table(record))
-        if record.status.message:
-            self.message(f"status: {record.status.state}: {record.status.message}")
+        for line in outcome_lines(record):
+            self.message(line)
         self.message(f"record: {path}")

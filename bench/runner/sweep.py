@@ -1,10 +1,13 @@
 """A concurrency sweep that writes one record, level by level, and never loses a finished level.
 
 The record file is created (exclusively) before anything else happens, with status ``partial``; after
-every finished level it is atomically replaced; at the end its status becomes ``complete``. A server that
-dies (process exit, connection refused, repeated 5xx) or Ctrl-C stops the sweep: the finished levels stay,
-the status is ``partial`` (some levels) or ``failed`` (none), the message names the cause and
-``log_excerpt`` carries the server log's tail (crash lines such as ``GGML_ASSERT`` included).
+every finished level it is atomically replaced; at the end its status is final (:mod:`bench.runner.outcome`):
+``complete`` only when every level ran and none failed its error threshold. A server that dies (process exit,
+connection refused, repeated 5xx, broken streams, timeouts) or Ctrl-C stops the sweep: the finished levels stay
+(a level cut short is kept as a failed level when it had sent requests), the status is ``partial`` (some valid
+levels) or ``failed`` (none), the message names the cause and ``log_excerpt`` carries the server log's tail
+(crash lines such as ``GGML_ASSERT`` included). A write that fails (disk full) never touches the file's last
+good version: the sweep stops and :class:`SweepState` keeps the error.
 
 Pure parts (the plan, the request specs, record updates) are separate from the I/O loop in :func:`run_sweep`.
 """
@@ -12,6 +15,7 @@ Pure parts (the plan, the request specs, record updates) are separate from the I
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,18 +37,20 @@ from bench.record.model import (
     Status,
     Workload,
 )
-from bench.record.store import create_record_file, replace_record_file
+from bench.record.store import create_record_file, record_path, replace_record_file
 
 from .client import RequestResult, RequestSpec, StreamingClient
 from .config import RunConfig
-from .launcher import crash_cause
+from .launcher import crash_cause, deferred_signals
 from .load import LevelRun, run_level
 from .metrics import summarize_level
+from .outcome import AbortPolicy, finish_record, stopped_level
 from .workload import cache_policy, prefix_marker, with_marker
 
 __all__ = [
     "AbortPolicy",
     "LevelPlan",
+    "RecordWriteError",
     "SweepState",
     "create",
     "finish_record",
@@ -194,6 +200,8 @@ def initial_record(
             seed=cfg.seed,
             prefix=cfg.prefix,
             cache_policy=cache_policy(server.engine, server.args, server.server_info),
+            request_timeout_s=cfg.request_timeout_s,
+            error_threshold=cfg.error_threshold,
         ),
         levels=[],
         status=Status(state="partial", message="running: no level finished yet"),
@@ -214,84 +222,63 @@ def with_level(record: Record, level: Level, *, running: bool = True) -> Record:
     return _revalidate(record, levels=[lv.model_dump() for lv in levels], status=status.model_dump())
 
 
-def finish_record(
-    record: Record,
-    *,
-    error: str | None = None,
-    log_excerpt: str | None = None,
-    failed_level: int | None = None,
-    **update: Any,
-) -> Record:
-    """The final status: complete, or partial/failed with the cause (``update`` replaces other fields)."""
-    if error is None:
-        status = Status(state="complete", message=f"{len(record.levels)} level(s) measured")
-    else:
-        status = Status(
-            state="partial" if record.levels else "failed",
-            message=error,
-            log_excerpt=log_excerpt or None,
-            failed_level=failed_level,
-        )
-    return _revalidate(record, status=status.model_dump(), **update)
+class RecordWriteError(OSError):
+    """The record file could not be written (disk full, folder gone read-only). The file on disk is untouched:
+    it keeps its last good version, ``kept``."""
 
+    def __init__(self, path: Path, cause: OSError, kept: Record | None) -> None:
+        self.path, self.cause, self.kept = path, cause, kept
+        what = "nothing was written"
+        if kept is not None:
+            what = f"the file keeps its last good version ({len(kept.levels)} level(s), status {kept.status.state})"
+        self.message = f"cannot write the record {path}: {cause.strerror or cause}; {what}"
+        super().__init__(cause.errno, self.message)
 
-@dataclass
-class AbortPolicy:
-    """Decides when the server is gone: process exit, connection refused, or repeated 5xx / broken streams.
-
-    ``observe`` sees every result; the policy itself (``__call__``) returns a reason or None.
-    """
-
-    server: _Server | None = None
-    max_consecutive: int = 8
-    _connect: int = 0
-    _server_errors: int = 0
-    last_error: str | None = None
-
-    def observe(self, result: RequestResult) -> None:
-        if result.ok:
-            self._connect = self._server_errors = 0
-            return
-        self.last_error = result.error
-        if result.error_kind == "connect":
-            self._connect += 1
-        elif result.error_kind in ("http_5xx", "stream_broken"):
-            self._server_errors += 1
-
-    def __call__(self) -> str | None:
-        if self.server is not None and not self.server.is_alive():
-            return f"the server process {self.server.exit_description()}"
-        if self._connect >= self.max_consecutive:
-            return f"{self._connect} consecutive connection failures (last: {self.last_error})"
-        if self._server_errors >= self.max_consecutive:
-            return f"{self._server_errors} consecutive server errors (last: {self.last_error})"
-        return None
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass
 class SweepState:
-    """What the sweep has written so far; kept outside the event loop so Ctrl-C can still finish the file."""
+    """What the sweep has written so far; kept outside the event loop so Ctrl-C can still finish the file.
+
+    ``record`` is always what the file holds. When a write fails, ``write_error`` keeps the error and
+    ``unwritten`` the record that could not be written (its status says why the run stopped)."""
 
     path: Path
     record: Record
     current_level: int | None = None
     finished: bool = False
     levels_done: list[int] = field(default_factory=list)
+    write_error: RecordWriteError | None = None
+    unwritten: Record | None = None
 
     def write(self, record: Record) -> None:
-        replace_record_file(self.path, record)
-        self.record = record
+        with deferred_signals():  # a Ctrl-C arrives once the file and self.record agree, never halfway
+            try:
+                replace_record_file(self.path, record)
+            except OSError as exc:
+                self.write_error, self.unwritten = RecordWriteError(self.path, exc, self.record), record
+                raise self.write_error from exc
+            self.record = record
 
     def fail(self, message: str, log_excerpt: str | None = None) -> Record:
+        """Finish the record with a failure status; a failing write is kept in ``write_error``, never raised."""
         rec = finish_record(self.record, error=message, log_excerpt=log_excerpt, failed_level=self.current_level)
-        self.write(rec)
         self.finished = True
+        with contextlib.suppress(RecordWriteError):
+            self.write(rec)
         return rec
 
 
 def create(root: Path, record: Record) -> SweepState:
     """Claim the record file (exclusive create) with status partial."""
-    return SweepState(path=create_record_file(root, record), record=record)
+    try:
+        return SweepState(path=create_record_file(root, record), record=record)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise RecordWriteError(record_path(root, record), exc, None) from exc
 
 
 class _Progress(Protocol):
@@ -320,6 +307,7 @@ async def run_sweep(
         lambda url, n: StreamingClient(url, max_connections=n, timeout_s=cfg.request_timeout_s)
     )
     client = factory(base_url, max(p.concurrency for p in plan))
+    policy = AbortPolicy(server=server)  # one per run: a server that is gone stays gone across levels
     offset = 0
     nonce = state.record.id
     server_facts = state.record.server
@@ -331,10 +319,9 @@ async def run_sweep(
     try:
         for step in plan:
             state.current_level = step.concurrency
-            policy = AbortPolicy(server=server)
             reason = policy()
             if reason is not None:
-                return _aborted(state, reason, server)
+                return _aborted(state, f"before level C={step.concurrency}: {reason}", server)
             warm = make_specs(prompt_set, step.warmup, cfg, offset=offset, extra_body=extra_body, nonce=nonce)
             specs = make_specs(
                 prompt_set, step.requests, cfg, offset=offset + step.warmup, extra_body=extra_body, nonce=nonce
@@ -343,8 +330,8 @@ async def run_sweep(
             if progress is not None:
                 progress.start_level(step.concurrency, step.requests, step.warmup)
 
-            def on_result(result: RequestResult, *, _policy: AbortPolicy = policy) -> None:
-                _policy.observe(result)
+            def on_result(result: RequestResult) -> None:
+                policy.observe(result)
                 if progress is not None:
                     progress.on_result(result)
 
@@ -357,22 +344,42 @@ async def run_sweep(
             if server is not None and any(not r.ok for r in run.results) and server.is_alive():
                 await _settle(server)  # a crash shows as failed requests first, as a process exit a moment later
             reason = run.aborted or policy()
-            if reason is not None:
-                if progress is not None:
-                    progress.end_level(None)
-                return _aborted(state, f"level C={step.concurrency} stopped: {reason}", server)
             level = summarize_level(run, error_threshold=cfg.error_threshold, speculative_method=speculative_method)
             level = level.model_copy(update={"client": load})
-            state.write(with_level(state.record, level))
+            if reason is not None:
+                whole = run.aborted is None or (len(run.results) == len(specs) and not _cancelled(run))
+                if progress is not None:
+                    progress.end_level(level if whole else None)
+                where = f"{'after' if whole else 'during'} level C={step.concurrency}"
+                if run.results:  # measured requests were sent: keep them (a level cut short is failed)
+                    level = level if whole else stopped_level(level, reason)
+                    try:
+                        state.write(with_level(state.record, level))
+                    except RecordWriteError as exc:
+                        return state.fail(f"stopped {where}: {reason}; {exc}")
+                return _aborted(state, f"stopped {where}: {reason}", server)
+            try:
+                state.write(with_level(state.record, level))
+            except RecordWriteError as exc:
+                return state.fail(f"stopped after level C={step.concurrency}: {exc}")
             state.levels_done.append(step.concurrency)
             if progress is not None:
                 progress.end_level(level)
         state.current_level = None
-        state.write(finish_record(state.record))
-        state.finished = True
-        return state.record
+        return _finish(state)
     finally:
         await client.aclose()
+
+
+def _cancelled(run: LevelRun) -> bool:
+    return any(r.error_kind == "cancelled" for r in run.results)
+
+
+def _finish(state: SweepState) -> Record:
+    state.finished = True
+    with contextlib.suppress(RecordWriteError):  # state.write_error says so; the file keeps every level
+        state.write(finish_record(state.record))
+    return state.record
 
 
 def client_load(run: LevelRun, wall_s: float, cpu_s: float) -> ClientLoad:

@@ -151,7 +151,11 @@ def test_batch_too_small_for_drafts_crashes_into_a_partial_record(tmp_path: Path
     assert record.status.state == "partial", record.status
     assert record.levels, "the levels before the crash must be kept"
     assert record.status.failed_level is not None
-    assert record.status.failed_level not in [lv.concurrency for lv in record.levels]
+    valid = [lv.concurrency for lv in record.levels if not lv.failed]
+    assert valid and record.status.failed_level not in valid
+    for lv in record.levels:  # the level the crash cut short is kept (its requests were sent) but failed
+        if lv.concurrency == record.status.failed_level:
+            assert (lv.failure or "").startswith("stopped before its end: the server process"), lv.failure
     assert "server process" in (record.status.message or "")
     assert "GGML_ASSERT(add_ok" in (record.status.message or ""), "the failure message names the assertion"
     excerpt = record.status.log_excerpt or ""

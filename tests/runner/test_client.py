@@ -408,3 +408,51 @@ def test_undecodable_body_is_bad_response(arun: Runner) -> None:
     result = arun(go())
     assert (result.ok, result.error_kind) == (False, "bad_response")
     assert result.error is not None and "DecodingError" in result.error
+
+
+def _disconnecting_client(failures: int, *, after_headers: bool = False) -> tuple[StreamingClient, list[int]]:
+    """A transport whose first ``failures`` requests end with the server closing the connection: before any
+    response (a stale keep-alive connection), or after the headers and one chunk (a broken stream)."""
+    calls: list[int] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) > failures:
+            return httpx.Response(200, content=VALID_STREAM, headers={"content-type": "text/event-stream"})
+        if not after_headers:
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)
+
+        async def stream() -> AsyncIterator[bytes]:
+            yield _chat_chunk("a")
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+
+        return httpx.Response(200, content=stream(), headers={"content-type": "text/event-stream"})
+
+    client = StreamingClient("http://mock", max_connections=1, transport=httpx.MockTransport(handler))
+    return client, calls
+
+
+@pytest.mark.parametrize(
+    ("failures", "after_headers", "calls", "kind"),
+    [
+        (1, False, 2, None),  # a stale connection: sent once more, and measured from the second send
+        (2, False, 2, "stream_broken"),  # at most once more
+        (1, True, 1, "stream_broken"),  # the server answered, then broke: never sent twice
+    ],
+)
+def test_a_request_the_server_never_answered_is_sent_once_more(
+    arun: Runner, failures: int, after_headers: bool, calls: int, kind: str | None
+) -> None:
+    client, seen = _disconnecting_client(failures, after_headers=after_headers)
+
+    async def go() -> RequestResult:
+        async with client:
+            return await client.send(RequestSpec(prompt="x", max_tokens=8))
+
+    result = arun(go())
+    assert (len(seen), result.error_kind) == (calls, kind)
+    assert result.t_start_ns is not None and result.t_start_ns <= result.t_sent_ns
+    if kind is None:
+        assert result.ok and result.output_tokens == 7 and result.t_sent_ns > result.t_start_ns
+    elif not after_headers:
+        assert result.error is not None and "second attempt" in result.error

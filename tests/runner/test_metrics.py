@@ -172,6 +172,21 @@ def test_failed_requests_count_in_the_error_rate_not_in_latency_or_throughput() 
     assert lv.output_throughput is not None and lv.output_throughput.value == 18.0  # 18 tokens / 1 s
     assert lv.ttft_ms is not None and lv.ttft_ms.n == 9
     assert not level(results, 0, 1000, error_threshold=0.2).errors.flagged  # type: ignore[union-attr]
+    assert (
+        lv.failed and lv.failure == "error rate 10% (1 of 10 requests failed: http_5xx 1) above the error threshold 5%"
+    )
+
+
+def test_a_level_fails_only_above_its_threshold() -> None:
+    results = [ok(i * 10, [50, 60], tokens=[1, 1]) for i in range(18)]
+    results += [failed(1, "timeout", "t"), failed(2, "http_5xx", "x")]  # 2 of 20 = 10%
+    assert level(results, 0, 1000, error_threshold=0.1).failure is None  # at the threshold: still valid
+    lv = level(results, 0, 1000, error_threshold=0.095)
+    assert lv.failure == (
+        "error rate 10% (2 of 20 requests failed: http_5xx 1, timeout 1) above the error threshold 9.5%"
+    )
+    assert level([failed(i, "connect", "refused") for i in range(3)], 0, 10, error_threshold=1.0).failure is None
+    assert level([], 0, 0).failure is None  # nothing sent: nothing failed
 
 
 def test_error_examples_are_few_distinct_and_truncated() -> None:

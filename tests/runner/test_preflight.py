@@ -1,0 +1,75 @@
+"""Checks before anything is launched: the records folder, the URL, the open-file limit."""
+
+from __future__ import annotations
+
+import resource
+from pathlib import Path
+
+import pytest
+
+from bench.runner.config import ConfigError, url_problem
+from bench.runner.preflight import check_records_dir, ensure_fd_limit
+
+
+def test_records_dir_must_be_a_writable_folder(tmp_path: Path) -> None:
+    check_records_dir(str(tmp_path), "cfg.yaml")
+    check_records_dir(str(tmp_path / "new" / "deeper"), "cfg.yaml")
+    assert list(tmp_path.iterdir()) == []  # the probe leaves nothing, creates no folder
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError) as err:
+        check_records_dir(str(tmp_path / "file"), "--records-dir")
+    assert str(err.value) == f"--records-dir: field 'records_dir': a folder for records; {tmp_path / 'file'} is a file"
+    with pytest.raises(ConfigError) as err:
+        check_records_dir(str(tmp_path / "file" / "sub"), "cfg.yaml")
+    assert str(err.value).endswith(f"{tmp_path / 'file' / 'sub'} is under {tmp_path / 'file'}, which is not a folder")
+    with pytest.raises(ConfigError) as err:
+        check_records_dir("/proc/nope", "cfg.yaml")
+    assert str(err.value).startswith("cfg.yaml: field 'records_dir': a writable folder; /proc/nope: ")
+
+
+@pytest.mark.parametrize(
+    ("url", "ok"),
+    [
+        ("http://127.0.0.1:30000", True),
+        ("https://gpu-node.example/v1", True),
+        ("http://[::1]:8000", True),
+        ("not-a-url", False),
+        ("ftp://127.0.0.1:21", False),
+        ("http://127.0.0.1:99999", False),
+        ("http://127.0.0.1:0", False),
+        ("http://:8000", False),
+        ("127.0.0.1:8000", False),
+    ],
+)
+def test_url_problem(url: str, ok: bool) -> None:
+    problem = url_problem(url)
+    assert (problem is None) == ok, problem
+    if problem is not None:
+        assert url not in problem  # never repeated: a URL may carry a password
+
+
+def test_fd_limit_is_raised_or_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    limits = {"now": (1024, 4096)}
+
+    def setrlimit(_: int, value: tuple[int, int]) -> None:
+        if value[0] > value[1] != resource.RLIM_INFINITY:
+            raise ValueError("not allowed to raise maximum limit")
+        limits["now"] = value
+
+    monkeypatch.setattr(resource, "getrlimit", lambda _: limits["now"])
+    monkeypatch.setattr(resource, "setrlimit", setrlimit)
+    assert ensure_fd_limit(512) is None and limits["now"] == (1024, 4096)  # 512 + 256 fit: untouched
+    limits["now"] = (256, 4096)
+    assert ensure_fd_limit(512) == "open-file limit raised from 256 to 768 for concurrency 512"
+    assert limits["now"] == (768, 4096)
+    limits["now"] = (256, resource.RLIM_INFINITY)
+    assert ensure_fd_limit(1000) is not None and limits["now"] == (1256, resource.RLIM_INFINITY)
+    limits["now"] = (256, 700)
+    with pytest.raises(ConfigError) as err:
+        ensure_fd_limit(512)
+    assert str(err.value) == (
+        "RLIMIT_NOFILE: field 'levels': concurrency 512 needs 768 open files (512 sockets + 256), but the open-file "
+        "limit is 256 (hard limit 700, which this process cannot raise): raise it (e.g. 'ulimit -n 768' as allowed "
+        "by the system) or lower the levels"
+    )
+    assert limits["now"] == (256, 700)
