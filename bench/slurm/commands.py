@@ -7,11 +7,14 @@ bad command line, Slurm or git refused (nothing submitted or committed).
 from __future__ import annotations
 
 import argparse
+import shlex
 import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from bench.redact import redact_argv
 
 from .campaign import Campaign, CampaignError, expand, load_campaign
 from .cluster import Runner, SlurmError, default_runner, sbatch, task_states
@@ -93,7 +96,7 @@ def _repo_root(folder: Path) -> Path | None:
 def _describe(plan: Plan) -> str:
     lines = [f"campaign {plan.name}: {len(plan.tasks)} task(s) -> {plan.folder}", f"work dir: {plan.workdir}"]
     if plan.server is not None:
-        lines.append("attach: each task starts " + " ".join(plan.server.command) + " on its node")
+        lines.append("attach: each task starts " + shlex.join(redact_argv(plan.server.command)) + " on its node")
     for t in plan.tasks:
         lines.append(f"  task {t.index}: {t.experiment}/{t.variant} repeat {t.repeat + 1} ({t.config}, {t.run_group})")
     return "\n".join(lines)

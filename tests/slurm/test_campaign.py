@@ -137,3 +137,27 @@ def test_bench_submit_refuses_a_bad_campaign_and_writes_nothing(tmp_path: Path) 
     assert done.returncode == 2
     assert f"error: {path}: field 'repeats': " in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_dry_run_prints_the_plan_and_scripts_without_a_secret_and_writes_nothing(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        """\
+        name: c
+        configs: [base.yaml]
+        repeats: 2
+        results: out
+        server:
+          command: [srv, --port, "{port}", --api-key, sk-live0123456789abcdefXYZ]
+        """,
+    )
+    env = {**os.environ, "PYTHONPATH": str(PROJECT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "submit", str(path), "--dry-run"],
+        capture_output=True, text=True, env=env, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "task 1: camp/base repeat 2" in done.stdout and "#SBATCH --array=0-1" in done.stdout
+    assert "bench.slurm.attach" in done.stdout and "<redacted>" in done.stdout
+    assert "sk-live0123456789abcdefXYZ" not in done.stdout + done.stderr
+    assert not (tmp_path / "out").exists()
