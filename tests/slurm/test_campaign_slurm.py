@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GIT_ENV, PROJECT, Repo, project_repo
 from slurm_cluster import PARTITION, SlurmCluster
+from slurm_repo import GIT_ENV, PROJECT, Repo, project_repo
 
 from bench.record.load import load_record, load_records
 from bench.record.model import Record

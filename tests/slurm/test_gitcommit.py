@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, Repo
+from slurm_repo import GIT_ENV, Repo
 
 import bench.slurm.gitcommit as gitcommit
 from bench.slurm.gitcommit import CommitError, commit_files
