@@ -21,6 +21,8 @@ COMMANDS: dict[str, str] = {
     "diff": "bench.compare.commands",
     "check": "bench.gate.commands",
     "import": "bench.importers.commands",
+    "submit": "bench.slurm.commands",
+    "collect": "bench.slurm.commands",
 }
 
 

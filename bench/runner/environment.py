@@ -74,6 +74,17 @@ ALLOWED_NAMES: frozenset[str] = frozenset(
 )
 """Other performance-relevant variables recorded by exact name."""
 
+SLURM_NAMES: frozenset[str] = frozenset(
+    {
+        "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_CLUSTER_NAME", "SLURM_JOB_PARTITION",
+        "SLURM_JOB_NODELIST", "SLURM_JOB_NUM_NODES", "SLURM_CPUS_ON_NODE", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS",
+        "SLURM_GPUS", "SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE", "SLURM_GPUS_PER_TASK", "SLURM_VERSION",
+    }
+)  # fmt: skip
+"""A Slurm task's facts (job, array task, nodes, partition, GPUs; SLURM_VERSION is set by ``bench submit``'s
+script). Named one by one: a job's other SLURM_* variables hold the user, uid, submit folder and controller."""
+ALLOWED_NAMES = ALLOWED_NAMES | SLURM_NAMES
+
 # ----------------------------------------------------------------------------------------------------------------------
 # Redaction (pure)
 
