@@ -1,16 +1,19 @@
 """Starting and always stopping a serving engine.
 
 The server runs in its own process group (``start_new_session``) with stdout and stderr going to a log
-file. :meth:`ServerProcess.wait_ready` polls a readiness probe while watching the process: a server that
-exits before it is ready raises :class:`ServerExited` carrying the log's tail. :meth:`ServerProcess.stop`
-sends SIGTERM to the whole group, then SIGKILL, so no engine worker outlives the run; it is called on
-normal end, on error and on Ctrl-C (use the instance as a context manager, and :func:`interrupts_raise`
-so that SIGTERM to the harness unwinds the same way as Ctrl-C).
+file, and with Linux's parent-death signal set, so that a harness killed outright (SIGKILL, a timed-out
+test) still takes its server down. :meth:`ServerProcess.wait_ready` polls a readiness probe while watching
+the process: a server that exits before it is ready raises :class:`ServerExited` carrying the log's tail.
+:meth:`ServerProcess.stop` sends SIGTERM to the whole group, then SIGKILL, so no engine worker outlives the
+run; it is called on normal end, on error and on Ctrl-C (use the instance as a context manager, and
+:func:`interrupts_raise` so that SIGTERM to the harness unwinds the same way as Ctrl-C).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import os
 import re
 import signal
@@ -20,6 +23,20 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
+
+_PR_SET_PDEATHSIG = 1
+try:  # loaded here, in the parent: the child between fork and exec only makes the call
+    _LIBC: ctypes.CDLL | None = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+except OSError:
+    _LIBC = None
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux to send SIGTERM when the harness dies, even by SIGKILL (a timed-out
+    test, an OOM kill, a node's scheduler), so no engine outlives the run that launched it."""
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
 
 __all__ = [
     "LaunchError",
@@ -126,6 +143,7 @@ class ServerProcess:
                     env=self._env,
                     cwd=self._cwd,
                     start_new_session=True,
+                    preexec_fn=_die_with_parent,
                 )
             except OSError as exc:
                 raise LaunchError(f"cannot start {self.command[0]!r}: {exc}") from None
