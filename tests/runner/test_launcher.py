@@ -143,3 +143,39 @@ def test_crash_cause_picks_the_assertion_line() -> None:
     log = 'slot 1 | processing\nserver.cpp:508: GGML_ASSERT(add_ok && "batch") failed\n[New LWP 1]\n#0 abort ()\n'
     assert crash_cause(log) == 'server.cpp:508: GGML_ASSERT(add_ok && "batch") failed'
     assert crash_cause("all fine\n") is None and crash_cause(None) is None
+
+
+def test_a_server_dies_with_a_harness_killed_outright(tmp_path: Path) -> None:
+    """SIGKILL leaves the harness no chance to stop its server: the parent-death signal still takes it down."""
+    import contextlib
+    import subprocess
+
+    pid_file = tmp_path / "server.pid"
+    harness = textwrap.dedent(
+        f"""
+        import pathlib, time
+        from bench.runner.launcher import ServerProcess
+        p = ServerProcess(["sleep", "300"], log_path=pathlib.Path({str(tmp_path / "s.log")!r})).start()
+        pathlib.Path({str(pid_file)!r}).write_text(str(p.pid))
+        time.sleep(300)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", harness])
+    deadline = time.time() + 30
+    while not pid_file.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    server_pid = int(pid_file.read_text())
+    os.kill(server_pid, 0)  # running
+    proc.kill()
+    proc.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            return
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(server_pid, os.WNOHANG)
+        time.sleep(0.05)
+    os.kill(server_pid, signal.SIGKILL)
+    raise AssertionError(f"server {server_pid} outlived its harness")
