@@ -215,17 +215,28 @@ def looks_like_secret(text: str) -> bool:
 # Named values, trees and command lines
 
 
+def _names_a_number_secret(name: str) -> bool:
+    """A number is a secret only under a name that ends in a secret word (``api_key: 1234``, ``PIN_PASSWORD``);
+    ``token_events_per_s`` or ``session_count`` name a figure about tokens or sessions, not a secret."""
+    parts = _NAME_PARTS.findall(name)
+    return bool(parts) and secret_name(parts[-1])
+
+
 def redact_value(name: str, value: Any) -> Any:
     """A copy of ``value`` fit to record under ``name``: the whole value hidden when the name is secret (and the
-    value not empty), else every string inside it passed through :func:`redact_text`, keys of mappings deciding
-    for their values in turn."""
-    if name and secret_name(name) and value not in (None, "", False, [], {}) and not isinstance(value, bool | int):
+    value not empty; a number only when the name ends in the secret word), else every string inside it passed
+    through :func:`redact_text`, keys of mappings deciding for their values in turn, and a list of strings read
+    as a command line (:func:`redact_argv`: the value after ``--api-key`` is hidden)."""
+    hidden = name and value not in (None, "", [], {}) and not isinstance(value, bool) and secret_name(name)
+    if hidden and (not isinstance(value, int | float) or _names_a_number_secret(name)):
         return REDACTED
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, Mapping):
         return {redact_text(str(k)): redact_value(str(k), v) for k, v in value.items()}
     if isinstance(value, list | tuple):
+        if value and all(isinstance(v, str) for v in value):
+            return redact_argv(value)
         return [redact_value("", v) for v in value]
     return value
 
