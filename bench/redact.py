@@ -119,6 +119,12 @@ _PEM = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.DOTALL
 )
 _AUTH_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+)([A-Za-z0-9._~+/\-]{6,}=*)", re.IGNORECASE)
+# after an Authorization header name every credential is secret, whatever it looks like
+_AUTH_HEADER = re.compile(
+    r"""\b((?:Proxy-)?Authorization["']?\s*[:=]\s*["']?)((?:Bearer|Basic|Token|Digest)\s+)?([^\s"',;]+)""",
+    re.IGNORECASE,
+)
+_CREDENTIAL_MARK = re.compile(r"[0-9._~+/=\-]|.[A-Z]")
 # scheme://user:pw@ , scheme://:pw@ , scheme://token@ (user-info of any kind)
 _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/\s@?#]*@)")
 _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&#\s\"'<>]*)")
@@ -178,6 +184,20 @@ def _query(m: re.Match[str]) -> str:
     return m.group(0)
 
 
+def _auth_header(m: re.Match[str]) -> str:
+    if m.group(3) == REDACTED:
+        return m.group(0)
+    return f"{m.group(1)}{m.group(2) or ''}{REDACTED}"
+
+
+def _auth_scheme(m: re.Match[str]) -> str:
+    """``Bearer X``/``Basic X``/``Token X``: hidden when X looks like a credential (a digit, a symbol or a capital
+    inside it), so that prose such as "output token counts" or "basic settings" is kept."""
+    if m.group(3) == REDACTED or not _CREDENTIAL_MARK.search(m.group(3)):
+        return m.group(0)
+    return f"{m.group(1)}{m.group(2)}{REDACTED}"
+
+
 def _random_tokens(text: str) -> str:
     out: list[str] = []
     pos = 0
@@ -199,7 +219,8 @@ def redact_text(text: str) -> str:
     out = _PEM.sub("<redacted private key>", text)
     out = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", out)
     out = _QUERY_PARAM.sub(_query, out)
-    out = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
+    out = _AUTH_HEADER.sub(_auth_header, out)
+    out = _AUTH_SCHEME.sub(_auth_scheme, out)
     for shape in _KEY_SHAPES:
         out = shape.sub(REDACTED, out)
     out = _PAIR.sub(_pair, out)
