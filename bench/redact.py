@@ -13,7 +13,7 @@ counts as secret:
   and ``AIza``, JWTs, ``Bearer``/``Basic`` credentials, PEM private-key blocks;
 * **URL user-info** (``scheme://user:pw@host``, ``redis://:pw@host``) and **secret query parameters**
   (``?access_token=``, ``sig=``, ``X-Amz-Signature=``...);
-* ``NAME=value`` / ``"name": "value"`` pairs whose name is secret;
+* ``NAME=value`` / ``"name": "value"`` pairs and ``--flag value`` in a command line whose name is secret;
 * **long random strings** (base64-like with high entropy, or 32+ hex digits that are not a sha1/sha256 digest).
 
 Redaction keeps the surrounding text: ``https://<redacted>@host/path``, ``access_token=<redacted>``.
@@ -118,7 +118,7 @@ _KEY_SHAPES: tuple[re.Pattern[str], ...] = tuple(
 _PEM = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.DOTALL
 )
-_AUTH_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+)([A-Za-z0-9._~+/\-]{6,}=*)", re.IGNORECASE)
+_AUTH_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+)((?!-)[A-Za-z0-9._~+/\-]{6,}=*)", re.IGNORECASE)
 # after an Authorization header name every credential is secret, whatever it looks like
 _AUTH_HEADER = re.compile(
     r"""\b((?:Proxy-)?Authorization["']?\s*[:=]\s*["']?)((?:Bearer|Basic|Token|Digest)\s+)?([^\s"',;]+)""",
@@ -133,6 +133,8 @@ _PAIR = re.compile(
     r"""(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<q1>["'])?(?P<sep>\s*[=:]\s*)(?P<q2>["'])?"""
     r"""(?P<value>(?(q2)[^"'\n]*|[^\s,;"'}\]]+))"""
 )
+# a command line inside text: ``--api-key VALUE`` (the flag's name decides; a following flag is not a value)
+_FLAG_PAIR = re.compile(r"""(?<![\w\-])(?P<flag>--?[A-Za-z][A-Za-z0-9_.\-]*)(?P<sp>[ \t]+)(?P<value>(?!-)[^\s"',;]+)""")
 _BASE64ISH = re.compile(r"^[A-Za-z0-9+/_\-]+={0,2}$")
 _HEX = re.compile(r"^[0-9a-fA-F]{32,}$")
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
@@ -176,6 +178,12 @@ def _pair(m: re.Match[str]) -> str:
     if not secret_name(m.group("name")) or not m.group("value") or m.group("value") == REDACTED:
         return m.group(0)
     return f"{m.group('name')}{m.group('q1') or ''}{m.group('sep')}{m.group('q2') or ''}{REDACTED}"
+
+
+def _flag_pair(m: re.Match[str]) -> str:
+    if not secret_name(m.group("flag")) or m.group("value") == REDACTED:
+        return m.group(0)
+    return f"{m.group('flag')}{m.group('sp')}{REDACTED}"
 
 
 def _query(m: re.Match[str]) -> str:
@@ -224,6 +232,7 @@ def redact_text(text: str) -> str:
     for shape in _KEY_SHAPES:
         out = shape.sub(REDACTED, out)
     out = _PAIR.sub(_pair, out)
+    out = _FLAG_PAIR.sub(_flag_pair, out)
     return _random_tokens(out)
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from bench.record.model import Environment, Level, Metric, ModelRef, Provenance, Record, Server, Status, Workload
 from bench.record.store import dump_record
+from bench.redact import REDACTED, looks_like_secret, redact_value
 from bench.runner.environment import (
     ALLOWED_NAMES,
     ALLOWED_PREFIXES,
@@ -22,7 +23,6 @@ from bench.runner.environment import (
     parse_nvidia_smi,
     parse_smi_cuda_version,
 )
-from bench.redact import REDACTED, looks_like_secret, redact_value
 
 # Real output of the capture's query on an H200 node (driver 580), duplicated for a 2-GPU host.
 SMI_QUERY_2XH200 = (
