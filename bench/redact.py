@@ -126,11 +126,12 @@ _AUTH_HEADER = re.compile(
 )
 _CREDENTIAL_MARK = re.compile(r"[0-9._~+/=\-]|.[A-Z]")
 # scheme://user:pw@ , scheme://:pw@ , scheme://token@ (user-info of any kind)
-_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/\s@?#]*@)")
+_URL_USERINFO = re.compile(r"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*://)([^/\s@?#]*@)")
 _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&#\s\"'<>]*)")
-# NAME=value, NAME: value, "name": "value", --name=value (the name decides)
+# NAME=value, NAME: value, "name": "value", --name=value (the name decides). A name, a scheme and a flag start only
+# where a word starts (the look-behinds), so a long run of word characters is scanned once, not once per position.
 _PAIR = re.compile(
-    r"""(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<q1>["'])?(?P<sep>\s*[=:]\s*)(?P<q2>["'])?"""
+    r"""(?<![A-Za-z0-9_.\-])(?P<name>-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)(?P<q1>["'])?(?P<sep>\s*[=:]\s*)(?P<q2>["'])?"""
     r"""(?P<value>(?(q2)[^"'\n]*|[^\s,;"'}\]]+))"""
 )
 # a command line inside text: ``--api-key VALUE`` (the flag's name decides; a following flag is not a value)

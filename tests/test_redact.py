@@ -184,3 +184,14 @@ def test_lists_of_strings_are_read_as_command_lines() -> None:
         "1",
     ]
     assert redact_value("", ["a", 1, "hf_AbCdEfGhIjKlMnOpQrSt"]) == ["a", 1, REDACTED]
+
+
+@pytest.mark.parametrize("unit", ["t", "a-", "A1", "a=", "x:", "--a ", "lorem ipsum ", "http://"])
+def test_long_hostile_text_is_redacted_in_linear_time(unit: str) -> None:
+    """A 200,000-character field must not stall a build: every pattern scans a run of word characters once."""
+    import time
+
+    text = unit * (200_000 // len(unit))
+    start = time.perf_counter()
+    redact_text(text)
+    assert time.perf_counter() - start < 5.0  # about 0.4 s; quadratic patterns took minutes
