@@ -46,17 +46,27 @@ def from_validation_error(
     cls: type[E], path: Path | str, exc: ValidationError, *, skip: frozenset[str] = frozenset()
 ) -> E:
     """The first error of a pydantic ``ValidationError`` as ``cls``; ``skip`` drops union-branch names
-    (``int``, ``str``, ...) from the location."""
+    (``int``, ``str``, ...) from the location. The message quotes the bad value (cut, secrets hidden), except
+    when the whole file is at fault (a rule across fields), where it would quote the whole file."""
     err = exc.errors()[0]
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in skip))
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if not loc:
+        return cls(path, "", msg)
     shown = "nothing" if err["type"] == "missing" else _shown(err.get("input"))
-    return cls(path, field_path(loc), f"{err['msg']} (got {shown})")
+    return cls(path, field_path(loc), f"{msg} (got {shown})")
 
 
 def _shown(value: Any, limit: int = 80) -> str:
-    """What an error quotes of a bad value: redacted first (so the cut cannot split a secret), then cut."""
-    text = redact_text(json.dumps(value, default=str, ensure_ascii=False))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """What an error quotes of a bad value: cut to a few times ``limit`` (a secret in the part shown is whole in
+    what is redacted), redacted, then cut to ``limit``; a long text says how long it is."""
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    text = redact_text(text[: 4 * limit])
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    if isinstance(value, str) and len(value) > limit:
+        text += f" ({len(value):,} characters)"
+    return text
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

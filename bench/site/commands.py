@@ -47,7 +47,7 @@ def _render(args: argparse.Namespace) -> int:
     except (SettingsError, FieldError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    site = load_site(records, docs, settings=settings, git=True)
+    site = load_site(records, docs, settings=settings, git=True, repository=Path.cwd())
     for err in site.errors:
         print(f"error: {err}", file=sys.stderr)
     try:
