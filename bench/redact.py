@@ -128,12 +128,14 @@ _CREDENTIAL_MARK = re.compile(r"[0-9._~+/=\-]|.[A-Z]")
 # scheme://user:pw@ , scheme://:pw@ , scheme://token@ (user-info of any kind)
 _URL_USERINFO = re.compile(r"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*://)([^/\s@?#]*@)")
 _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&#\s\"'<>]*)")
-# NAME=value, NAME: value, "name": "value", --name=value (the name decides). A name, a scheme and a flag start only
+# NAME=value, NAME: value, "name": "value", --name=value (the name decides; an unquoted value runs to the end of
+# the line or the next , ; } ], since a passphrase may hold spaces). A name, a scheme and a flag start only
 # where a word starts (the look-behinds), so a long run of word characters is scanned once, not once per position.
-_PAIR = re.compile(
+_PAIR_HEAD = re.compile(
     r"""(?<![A-Za-z0-9_.\-])(?P<name>-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)(?P<q1>["'])?(?P<sep>\s*[=:]\s*)(?P<q2>["'])?"""
-    r"""(?P<value>(?(q2)[^"'\n]*|[^\s,;"'}\]]+))"""
 )
+_QUOTED_VALUE = re.compile(r"""[^"'\n]*""")
+_LINE_VALUE = re.compile(r"""[^\s,;"'}\]](?:[^\n,;"'}\]]*[^\s,;"'}\]])?""")
 # a command line inside text: ``--api-key VALUE`` (the flag's name decides; a following flag is not a value)
 _FLAG_PAIR = re.compile(r"""(?<![\w\-])(?P<flag>--?[A-Za-z][A-Za-z0-9_.\-]*)(?P<sp>[ \t]+)(?P<value>(?!-)[^\s"',;]+)""")
 _BASE64ISH = re.compile(r"^[A-Za-z0-9+/_\-]+={0,2}$")
@@ -175,10 +177,21 @@ def _random_token(tok: str) -> bool:
     return any(_random_segment(seg) for seg in _SEGMENT_SPLIT.split(tok))
 
 
-def _pair(m: re.Match[str]) -> str:
-    if not secret_name(m.group("name")) or not m.group("value") or m.group("value") == REDACTED:
-        return m.group(0)
-    return f"{m.group('name')}{m.group('q1') or ''}{m.group('sep')}{m.group('q2') or ''}{REDACTED}"
+def _pairs(text: str) -> str:
+    """Hide the value of every pair whose name is secret. Only a secret name's value is consumed (to the end of
+    its line), so the pairs after an ordinary one (``port=8000 api_key=x``) are still read."""
+    out: list[str] = []
+    pos = 0
+    for m in _PAIR_HEAD.finditer(text):
+        if m.start() < pos or not secret_name(m.group("name")):
+            continue
+        value = (_QUOTED_VALUE if m.group("q2") else _LINE_VALUE).match(text, m.end())
+        if value is None or not value.group(0) or value.group(0) == REDACTED:
+            continue
+        out += [text[pos : m.end()], REDACTED]
+        pos = value.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _flag_pair(m: re.Match[str]) -> str:
@@ -232,7 +245,7 @@ def redact_text(text: str) -> str:
     out = _AUTH_SCHEME.sub(_auth_scheme, out)
     for shape in _KEY_SHAPES:
         out = shape.sub(REDACTED, out)
-    out = _PAIR.sub(_pair, out)
+    out = _pairs(out)
     out = _FLAG_PAIR.sub(_flag_pair, out)
     return _random_tokens(out)
 

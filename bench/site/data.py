@@ -21,6 +21,7 @@ from bench.redact import redact_value
 
 from .deadends import DeadEnd, DeadEndError, parse_dead_end
 from .gitinfo import GitInfo, load_git_info
+from .reliability import Section, load_reliability
 
 __all__ = ["CONFIG_KEY", "RECORDS_ENV", "SiteData", "load_site", "records_dir"]
 
@@ -45,6 +46,7 @@ class SiteData:
     dead_ends: Sequence[DeadEnd] = ()
     settings: Settings = field(default_factory=Settings)
     git: GitInfo = field(default_factory=GitInfo)
+    reliability: Sequence[Section] = ()  # the Reliability page's cases, read from the repository's test suite
 
     @cached_property
     def by_id(self) -> dict[str, LoadedRecord]:
@@ -202,7 +204,8 @@ def load_site(
 
     ``settings``: the parsed benchbook.yaml (default: the built-in defaults). ``git``: also read, in one pass,
     which commit added each record (empty outside a git repository). Every record is redacted
-    (:func:`redacted_record`); errors name files relative to ``repository`` (else to the records folder's parent).
+    (:func:`redacted_record`); errors name files relative to ``repository`` (else to the records folder's parent),
+    and the Reliability page's cases are read from the repository's test suite.
     """
     result = load_records(records)
     errors: list[RecordError | DeadEndError] = list(result.errors)
@@ -222,4 +225,5 @@ def load_site(
         dead_ends=tuple(dead_ends),
         settings=settings,
         git=info,
+        reliability=load_reliability(repository) if repository is not None else (),
     )

@@ -144,3 +144,13 @@ def test_non_strict_error_box_names_files_relative_to_the_repository(tmp_path: P
         html = (tmp_path / "site" / page).read_text(encoding="utf-8")
         assert f"records/eagle-fast-verify/{FX_BASELINE}.json: field" in html, page
         assert str(tmp_path) not in html and str(ROOT) not in html, page
+
+
+def test_the_reliability_page_is_built_and_linked(built_site: Path) -> None:
+    page = (built_site / "reliability.html").read_text(encoding="utf-8")
+    for heading in ("Secrets are never recorded, printed or shown", "Malformed and hostile record files"):
+        assert heading in page
+    assert "held in this build" in page and "DIFFERS" not in page
+    home = (built_site / "index.html").read_text(encoding="utf-8")
+    assert 'href="reliability.html"' in home  # from the home page's text and the navigation
+    assert not (ROOT / "docs" / "reliability.md").exists()

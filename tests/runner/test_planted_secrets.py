@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from secret_cases import SECRET_CASES
 
 from bench.record import load_record
 from bench.redact import REDACTED
@@ -29,44 +30,16 @@ PROMPTS = '{"name": "tiny", "description": "t", "license": "CC0-1.0", "source": 
     '{"id": "a", "messages": [{"role": "user", "content": "Say hi."}]}\n'
 )
 
-# Every value here is fake; each must be absent from every output.
-HF = "hf_PlantedE2eToken0123456789abcdef"
-SK = "sk-PlantedE2eOpenAiKey0123456789"
-SK_LIVE = "sk_live_PlantedStripe0123456789ab"
-YA29 = "ya29.PlantedGoogleAccessToken0123"
-AKIA = "AKIAPLANTEDE2E01234X"
-AWS_SECRET = "Pl4ntedAwsSecretKeyValue/abc+DEF0123456xyz"
-REDIS_PW = "PlantedRedisPw77"
-ACCESS_TOKEN = "PlantedAccessTok42"
-NCCL_SIG = "PlantedNcclSig0123"
-URL_PW = "PlantedUrlPassword9"
-ADMIN = "PlainAdminWords"  # no key shape at all: only the flag's name says it is secret
-PASSWORD = "PlantedPassw0rdValue"
-COOKIE = "PlantedCookieVal"
-SESSION = "PlantedSessionVal"
-BEARER = "PlantedBearerVal"
-PASSPHRASE = "planted pass phrase"
-PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7PlantedPemBody"
+# Every value is fake; each must be absent from every output (tests/runner/secret_cases.py lists them).
+V = {row[0]: row[3] for row in SECRET_CASES}
+HF, SK, SK_LIVE, YA29 = V["hf-token"], V["openai-key"], V["stripe-key"], V["google-token"]
+AKIA, AWS_SECRET, REDIS_PW = V["aws-key-id"], V["aws-secret"], V["redis-password"]
+ACCESS_TOKEN, NCCL_SIG = V["access-token-query"], V["nccl-signature"]
+URL_PW, ADMIN = V["url-password"], V["admin-token"]
+PASSWORD, COOKIE, SESSION = V["password-variable"], V["cookie-variable"], V["session-variable"]
+BEARER, PASSPHRASE, PEM_BODY = V["bearer-variable"], V["passphrase-variable"], V["private-key"]
 PEM = f"-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\n-----END PRIVATE KEY-----"
-SECRETS = {
-    "hf_": HF,
-    "sk-": SK,
-    "sk_live_": SK_LIVE,
-    "ya29.": YA29,
-    "AKIA": AKIA,
-    "AWS secret": AWS_SECRET,
-    "redis://:pw@": REDIS_PW,
-    "?access_token=": ACCESS_TOKEN,
-    "?sig= in an NCCL path": NCCL_SIG,
-    "user:pw in --url": URL_PW,
-    "--admin-token": ADMIN,
-    "PASSWORD": PASSWORD,
-    "COOKIE": COOKIE,
-    "SESSION": SESSION,
-    "BEARER": BEARER,
-    "PASSPHRASE": PASSPHRASE,
-    "PEM block": PEM_BODY,
-}
+SECRETS = V
 ECHOED = f"invalid credentials: key {SK}, token {HF}, google {YA29}, url redis://:{REDIS_PW}@cache:6379"
 
 FAKE_ENGINE = """#!{python}
@@ -76,7 +49,7 @@ print("fake engine starting:", " ".join(argv), flush=True)
 for name in sorted(os.environ):
     if name.startswith(("SERVER_", "AWS_", "NCCL_NET", "SGLANG_")):
         print(name + "=" + os.environ[name], flush=True)
-print("loaded {hf}; fallback {sk_live}", flush=True)
+print("loaded {hf}; fallback {sk_live}; aws_secret_access_key = {aws}", flush=True)
 print({pem!r}, flush=True)
 if os.environ.get("SERVER_EXIT_AT_START"):
     print("fatal: cannot bind", flush=True)
@@ -94,7 +67,8 @@ runpy.run_module("bench.testserver", run_name="__main__", alter_sys=True)
 
 def _engine(tmp_path: Path) -> Path:
     script = tmp_path / "fake-engine"
-    script.write_text(FAKE_ENGINE.format(python=sys.executable, hf=HF, sk_live=SK_LIVE, pem=PEM), encoding="utf-8")
+    text = FAKE_ENGINE.format(python=sys.executable, hf=HF, sk_live=SK_LIVE, aws=AWS_SECRET, pem=PEM)
+    script.write_text(text, encoding="utf-8")
     script.chmod(0o755)
     return script
 
@@ -145,14 +119,18 @@ def _config(tmp_path: Path, **extra: Any) -> Path:
     return path
 
 
-def _bench(args: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {
+def _bench_env() -> dict[str, str]:
+    return {
         **os.environ,
         "HF_TOKEN": HF,
         "OPENAI_API_KEY": SK,
         "NCCL_NET_PLUGIN": f"/opt/nccl/libnccl-net.so?sv=2026&sig={NCCL_SIG}",  # allow-listed: read, redacted
         "SGLANG_API_KEY": SK_LIVE,
     }
+
+
+def _bench(args: list[str]) -> subprocess.CompletedProcess[str]:
+    env = _bench_env()
     return subprocess.run(
         [sys.executable, "-m", "bench", *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
     )
@@ -164,8 +142,16 @@ def _record_file(folder: Path) -> Path:
     return files[0]
 
 
+def test_every_listed_secret_is_planted(tmp_path: Path) -> None:
+    """A row of tests/secret_cases.py that no run plants would pass without proving anything."""
+    planted = _config(tmp_path).read_text(encoding="utf-8") + (tmp_path / "fake-engine").read_text(encoding="utf-8")
+    planted += " ".join(_bench_env().values()) + f" http://admin:{URL_PW}@"
+    assert [name for name, value in V.items() if value not in planted] == []
+
+
 def _assert_clean(where: str, text: str) -> None:
     leaked = [what for what, value in SECRETS.items() if value in text]
+    leaked += [f"part of {what}" for what, part in (("passphrase-variable", "pass phrase"),) if part in text]
     assert not leaked, f"{where} repeats planted secrets: {leaked}"
 
 
