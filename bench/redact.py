@@ -85,6 +85,8 @@ def secret_name(name: str) -> bool:
     [True, True, True, False, False]
     """
     parts = [p.upper() for p in _NAME_PARTS.findall(name)]
+    if parts in (["KEY"], ["KEYS"]):  # a bare "key" names a level, a sort or a map entry; "api_key" is a secret
+        return False
     for part in parts:
         if part in _NOT_SECRET_PARTS:
             continue
@@ -263,7 +265,10 @@ def _names_a_number_secret(name: str) -> bool:
     """A number is a secret only under a name that ends in a secret word (``api_key: 1234``, ``PIN_PASSWORD``);
     ``token_events_per_s`` or ``session_count`` name a figure about tokens or sessions, not a secret."""
     parts = _NAME_PARTS.findall(name)
-    return bool(parts) and secret_name(parts[-1])
+    last = parts[-1].upper() if parts else ""
+    return last not in _NOT_SECRET_PARTS and (
+        last in _SECRET_WORDS or (len(last) > 4 and last.endswith(_SECRET_SUFFIXES))
+    )
 
 
 def redact_value(name: str, value: Any) -> Any:

@@ -195,3 +195,9 @@ def test_long_hostile_text_is_redacted_in_linear_time(unit: str) -> None:
     start = time.perf_counter()
     redact_text(text)
     assert time.perf_counter() - start < 5.0  # about 0.4 s; quadratic patterns took minutes
+
+
+def test_a_bare_key_is_a_name_not_a_secret() -> None:
+    assert redact_text('{"key": "1", "api_key": "x", "keys": ["saturation"]}') == (
+        f'{{"key": "1", "api_key": "{REDACTED}", "keys": ["saturation"]}}'
+    )
