@@ -188,7 +188,7 @@ def _pairs(text: str) -> str:
         if m.start() < pos or not secret_name(m.group("name")):
             continue
         value = (_QUOTED_VALUE if m.group("q2") else _LINE_VALUE).match(text, m.end())
-        if value is None or not value.group(0) or value.group(0) == REDACTED:
+        if value is None or not value.group(0) or value.group(0).startswith(REDACTED):  # hidden already
             continue
         out += [text[pos : m.end()], REDACTED]
         pos = value.end()

@@ -201,3 +201,11 @@ def test_a_bare_key_is_a_name_not_a_secret() -> None:
     assert redact_text('{"key": "1", "api_key": "x", "keys": ["saturation"]}') == (
         f'{{"key": "1", "api_key": "{REDACTED}", "keys": ["saturation"]}}'
     )
+
+
+def test_a_secret_query_parameter_keeps_the_parameters_after_it() -> None:
+    assert (
+        redact_text("https://h/w.bin?access_token=abc123&part=1") == f"https://h/w.bin?access_token={REDACTED}&part=1"
+    )
+    assert redact_text("SERVER_PASSPHRASE=planted pass phrase") == f"SERVER_PASSPHRASE={REDACTED}"
+    assert redact_text("port=8000 api_key=abc123 x") == f"port=8000 api_key={REDACTED}"
