@@ -13,7 +13,7 @@ counts as secret:
   and ``AIza``, JWTs, ``Bearer``/``Basic`` credentials, PEM private-key blocks;
 * **URL user-info** (``scheme://user:pw@host``, ``redis://:pw@host``) and **secret query parameters**
   (``?access_token=``, ``sig=``, ``X-Amz-Signature=``...);
-* ``NAME=value`` / ``"name": "value"`` pairs whose name is secret;
+* ``NAME=value`` / ``"name": "value"`` pairs and ``--flag value`` in a command line whose name is secret;
 * **long random strings** (base64-like with high entropy, or 32+ hex digits that are not a sha1/sha256 digest).
 
 Redaction keeps the surrounding text: ``https://<redacted>@host/path``, ``access_token=<redacted>``.
@@ -85,6 +85,8 @@ def secret_name(name: str) -> bool:
     [True, True, True, False, False]
     """
     parts = [p.upper() for p in _NAME_PARTS.findall(name)]
+    if parts in (["KEY"], ["KEYS"]):  # a bare "key" names a level, a sort or a map entry; "api_key" is a secret
+        return False
     for part in parts:
         if part in _NOT_SECRET_PARTS:
             continue
@@ -118,15 +120,26 @@ _KEY_SHAPES: tuple[re.Pattern[str], ...] = tuple(
 _PEM = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.DOTALL
 )
-_AUTH_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+)([A-Za-z0-9._~+/\-]{6,}=*)", re.IGNORECASE)
-# scheme://user:pw@ , scheme://:pw@ , scheme://token@ (user-info of any kind)
-_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/\s@?#]*@)")
-_QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&#\s\"'<>]*)")
-# NAME=value, NAME: value, "name": "value", --name=value (the name decides)
-_PAIR = re.compile(
-    r"""(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)(?P<q1>["'])?(?P<sep>\s*[=:]\s*)(?P<q2>["'])?"""
-    r"""(?P<value>(?(q2)[^"'\n]*|[^\s,;"'}\]]+))"""
+_AUTH_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+)((?!-)[A-Za-z0-9._~+/\-]{6,}=*)", re.IGNORECASE)
+# after an Authorization header name every credential is secret, whatever it looks like
+_AUTH_HEADER = re.compile(
+    r"""\b((?:Proxy-)?Authorization["']?\s*[:=]\s*["']?)((?:Bearer|Basic|Token|Digest)\s+)?([^\s"',;]+)""",
+    re.IGNORECASE,
 )
+_CREDENTIAL_MARK = re.compile(r"[0-9._~+/=\-]|.[A-Z]")
+# scheme://user:pw@ , scheme://:pw@ , scheme://token@ (user-info of any kind)
+_URL_USERINFO = re.compile(r"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*://)([^/\s@?#]*@)")
+_QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&#\s\"'<>]*)")
+# NAME=value, NAME: value, "name": "value", --name=value (the name decides; an unquoted value runs to the end of
+# the line or the next , ; } ], since a passphrase may hold spaces). A name, a scheme and a flag start only
+# where a word starts (the look-behinds), so a long run of word characters is scanned once, not once per position.
+_PAIR_HEAD = re.compile(
+    r"""(?<![A-Za-z0-9_.\-])(?P<name>-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)(?P<q1>["'])?(?P<sep>\s*[=:]\s*)(?P<q2>["'])?"""
+)
+_QUOTED_VALUE = re.compile(r"""[^"'\n]*""")
+_LINE_VALUE = re.compile(r"""[^\s,;"'}\]](?:[^\n,;"'}\]]*[^\s,;"'}\]])?""")
+# a command line inside text: ``--api-key VALUE`` (the flag's name decides; a following flag is not a value)
+_FLAG_PAIR = re.compile(r"""(?<![\w\-])(?P<flag>--?[A-Za-z][A-Za-z0-9_.\-]*)(?P<sp>[ \t]+)(?P<value>(?!-)[^\s"',;]+)""")
 _BASE64ISH = re.compile(r"^[A-Za-z0-9+/_\-]+={0,2}$")
 _HEX = re.compile(r"^[0-9a-fA-F]{32,}$")
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
@@ -166,16 +179,47 @@ def _random_token(tok: str) -> bool:
     return any(_random_segment(seg) for seg in _SEGMENT_SPLIT.split(tok))
 
 
-def _pair(m: re.Match[str]) -> str:
-    if not secret_name(m.group("name")) or not m.group("value") or m.group("value") == REDACTED:
+def _pairs(text: str) -> str:
+    """Hide the value of every pair whose name is secret. Only a secret name's value is consumed (to the end of
+    its line), so the pairs after an ordinary one (``port=8000 api_key=x``) are still read."""
+    out: list[str] = []
+    pos = 0
+    for m in _PAIR_HEAD.finditer(text):
+        if m.start() < pos or not secret_name(m.group("name")):
+            continue
+        value = (_QUOTED_VALUE if m.group("q2") else _LINE_VALUE).match(text, m.end())
+        if value is None or not value.group(0) or value.group(0).startswith(REDACTED):  # hidden already
+            continue
+        out += [text[pos : m.end()], REDACTED]
+        pos = value.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _flag_pair(m: re.Match[str]) -> str:
+    if not secret_name(m.group("flag")) or m.group("value") == REDACTED:
         return m.group(0)
-    return f"{m.group('name')}{m.group('q1') or ''}{m.group('sep')}{m.group('q2') or ''}{REDACTED}"
+    return f"{m.group('flag')}{m.group('sp')}{REDACTED}"
 
 
 def _query(m: re.Match[str]) -> str:
     if secret_name(m.group(2)) and m.group(3) and m.group(3) != REDACTED:
         return f"{m.group(1)}{m.group(2)}={REDACTED}"
     return m.group(0)
+
+
+def _auth_header(m: re.Match[str]) -> str:
+    if m.group(3) == REDACTED:
+        return m.group(0)
+    return f"{m.group(1)}{m.group(2) or ''}{REDACTED}"
+
+
+def _auth_scheme(m: re.Match[str]) -> str:
+    """``Bearer X``/``Basic X``/``Token X``: hidden when X looks like a credential (a digit, a symbol or a capital
+    inside it), so that prose such as "output token counts" or "basic settings" is kept."""
+    if m.group(3) == REDACTED or not _CREDENTIAL_MARK.search(m.group(3)):
+        return m.group(0)
+    return f"{m.group(1)}{m.group(2)}{REDACTED}"
 
 
 def _random_tokens(text: str) -> str:
@@ -199,10 +243,12 @@ def redact_text(text: str) -> str:
     out = _PEM.sub("<redacted private key>", text)
     out = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", out)
     out = _QUERY_PARAM.sub(_query, out)
-    out = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
+    out = _AUTH_HEADER.sub(_auth_header, out)
+    out = _AUTH_SCHEME.sub(_auth_scheme, out)
     for shape in _KEY_SHAPES:
         out = shape.sub(REDACTED, out)
-    out = _PAIR.sub(_pair, out)
+    out = _pairs(out)
+    out = _FLAG_PAIR.sub(_flag_pair, out)
     return _random_tokens(out)
 
 
@@ -215,17 +261,31 @@ def looks_like_secret(text: str) -> bool:
 # Named values, trees and command lines
 
 
+def _names_a_number_secret(name: str) -> bool:
+    """A number is a secret only under a name that ends in a secret word (``api_key: 1234``, ``PIN_PASSWORD``);
+    ``token_events_per_s`` or ``session_count`` name a figure about tokens or sessions, not a secret."""
+    parts = _NAME_PARTS.findall(name)
+    last = parts[-1].upper() if parts else ""
+    return last not in _NOT_SECRET_PARTS and (
+        last in _SECRET_WORDS or (len(last) > 4 and last.endswith(_SECRET_SUFFIXES))
+    )
+
+
 def redact_value(name: str, value: Any) -> Any:
     """A copy of ``value`` fit to record under ``name``: the whole value hidden when the name is secret (and the
-    value not empty), else every string inside it passed through :func:`redact_text`, keys of mappings deciding
-    for their values in turn."""
-    if name and secret_name(name) and value not in (None, "", False, [], {}) and not isinstance(value, bool | int):
+    value not empty; a number only when the name ends in the secret word), else every string inside it passed
+    through :func:`redact_text`, keys of mappings deciding for their values in turn, and a list of strings read
+    as a command line (:func:`redact_argv`: the value after ``--api-key`` is hidden)."""
+    hidden = name and value not in (None, "", [], {}) and not isinstance(value, bool) and secret_name(name)
+    if hidden and (not isinstance(value, int | float) or _names_a_number_secret(name)):
         return REDACTED
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, Mapping):
         return {redact_text(str(k)): redact_value(str(k), v) for k, v in value.items()}
     if isinstance(value, list | tuple):
+        if value and all(isinstance(v, str) for v in value):
+            return redact_argv(value)
         return [redact_value("", v) for v in value]
     return value
 

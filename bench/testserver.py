@@ -82,6 +82,7 @@ class TestServerConfig:
     fail_after_chunks: int | None = None  # break the stream after this many content chunks
     fail_mode: Literal["close", "error_event"] = "close"
     fail_status: int | None = None  # answer every generation request with this HTTP status
+    fail_message: str | None = None  # the message of an injected error (as servers echo a bad key back)
     role_chunk: bool = False  # chat: send a role-only chunk at once, before the first token
     draft_tokens_per_step: int | None = None  # draft tokens proposed per chunk (= verify step); accepted = tokens - 1
     incremental_output: bool = False  # /generate: only the new text and output_ids per chunk (SGLang's
@@ -440,7 +441,8 @@ class TestServer:
         if self.die_after_requests is not None and self.generation_requests >= self.die_after_requests:
             os.kill(os.getpid(), signal.SIGKILL)
         if cfg.fail_status is not None:
-            error = {"error": {"message": f"test server configured to fail with {cfg.fail_status}", "type": "test"}}
+            message = cfg.fail_message or f"test server configured to fail with {cfg.fail_status}"
+            error = {"error": {"message": message, "type": "test"}}
             await self._json(writer, cfg.fail_status, error, keep_alive)
             return keep_alive
         if cfg.bad_body is not None:
@@ -500,7 +502,8 @@ class TestServer:
                 if cfg.fail_mode == "close":
                     writer.close()  # no terminating chunk: the client sees an incomplete body
                     return False
-                writer.write(_sse({"error": {"message": "test server: injected failure mid-stream", "code": 500}}))
+                message = cfg.fail_message or "test server: injected failure mid-stream"
+                writer.write(_sse({"error": {"message": message, "code": 500}}))
                 writer.write(_sse(b"[DONE]") + b"0\r\n\r\n")
                 await writer.drain()
                 return keep_alive
@@ -690,6 +693,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-after-chunks", type=int, default=None)
     p.add_argument("--fail-mode", choices=["close", "error_event"], default="close")
     p.add_argument("--fail-status", type=int, default=None)
+    p.add_argument("--fail-message", default=None, help="the message of injected errors (default: says it is a test)")
     p.add_argument("--role-chunk", action="store_true", help="chat: send a role-only chunk before the first token")
     p.add_argument(
         "--draft-tokens-per-step",
@@ -736,6 +740,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             fail_after_chunks=args.fail_after_chunks,
             fail_mode=args.fail_mode,
             fail_status=args.fail_status,
+            fail_message=args.fail_message,
             role_chunk=args.role_chunk,
             draft_tokens_per_step=args.draft_tokens_per_step,
             incremental_output=args.incremental_output,

@@ -65,7 +65,8 @@ def _settings(config: MkDocsConfig) -> Settings:
 
 
 def on_pre_build(config: MkDocsConfig) -> None:
-    site = load_site(_records_dir(config), Path(config.docs_dir), settings=_settings(config), git=True)
+    root = Path(config.config_file_path).resolve().parent
+    site = load_site(_records_dir(config), Path(config.docs_dir), settings=_settings(config), git=True, repository=root)
     for err in site.errors:
         log.warning("%s", err)
     config[CONFIG_KEY] = site

@@ -144,3 +144,68 @@ def test_record_ids_paths_and_timestamps_are_not_mistaken_for_keys() -> None:
     ):
         assert redact_text(text) == text
     assert looks_like_secret("records/x/oiSm5OaY3Rwnf7EyvZqSAundf7IfeaDC.json")  # a random part still counts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Output token counts are the server's usage figures",
+        "basic settings; Basic Settings",
+        "bearer token provided by the gateway",
+        "--admin-token --port 8000",  # a flag after a secret flag is not its value
+        "--max-tokens 64 --tokens-per-chunk 3",
+    ],
+)
+def test_prose_and_flags_that_only_mention_secrets_are_kept(text: str) -> None:
+    assert redact_text(text) == text
+
+
+def test_credentials_after_an_authorization_header_and_secret_flags_in_text() -> None:
+    assert "abc" not in redact_text("Authorization: Bearer abc")
+    assert "dXNlcjpwYXNz" not in redact_text('"authorization": "Basic dXNlcjpwYXNz"')
+    assert redact_text("args: --api-key plainwords --port 8000") == f"args: --api-key {REDACTED} --port 8000"
+
+
+def test_numbers_are_hidden_only_under_a_name_ending_in_a_secret_word() -> None:
+    assert redact_value("", {"token_events_per_s": 719.8, "session_count": 3, "api_key": 1234, "pin_password": 42}) == {
+        "token_events_per_s": 719.8,
+        "session_count": 3,
+        "api_key": REDACTED,
+        "pin_password": REDACTED,
+    }
+    assert redact_value("use_auth", True) is True
+
+
+def test_lists_of_strings_are_read_as_command_lines() -> None:
+    assert redact_value("extra_args", ["--admin-token", "PlainWords", "--port", "1"]) == [
+        "--admin-token",
+        REDACTED,
+        "--port",
+        "1",
+    ]
+    assert redact_value("", ["a", 1, "hf_AbCdEfGhIjKlMnOpQrSt"]) == ["a", 1, REDACTED]
+
+
+@pytest.mark.parametrize("unit", ["t", "a-", "A1", "a=", "x:", "--a ", "lorem ipsum ", "http://"])
+def test_long_hostile_text_is_redacted_in_linear_time(unit: str) -> None:
+    """A 200,000-character field must not stall a build: every pattern scans a run of word characters once."""
+    import time
+
+    text = unit * (200_000 // len(unit))
+    start = time.perf_counter()
+    redact_text(text)
+    assert time.perf_counter() - start < 5.0  # about 0.4 s; quadratic patterns took minutes
+
+
+def test_a_bare_key_is_a_name_not_a_secret() -> None:
+    assert redact_text('{"key": "1", "api_key": "x", "keys": ["saturation"]}') == (
+        f'{{"key": "1", "api_key": "{REDACTED}", "keys": ["saturation"]}}'
+    )
+
+
+def test_a_secret_query_parameter_keeps_the_parameters_after_it() -> None:
+    assert (
+        redact_text("https://h/w.bin?access_token=abc123&part=1") == f"https://h/w.bin?access_token={REDACTED}&part=1"
+    )
+    assert redact_text("SERVER_PASSPHRASE=planted pass phrase") == f"SERVER_PASSPHRASE={REDACTED}"
+    assert redact_text("port=8000 api_key=abc123 x") == f"port=8000 api_key={REDACTED}"

@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bench.record.errors import RecordError
 from bench.record.load import LoadResult, load_record, load_records
 from bench.record.model import Record
+from bench.redact import redact_text, redact_value
 
 from .compare import compare_records
 from .envdiff import environment_diff
@@ -104,6 +106,8 @@ def _settings(arg: str | None) -> Settings:
 
 
 def _emit(text: str) -> None:
+    """The one way compare/diff write to the terminal: a secret a record holds is hidden first."""
+    text = redact_text(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
@@ -147,7 +151,8 @@ def _diff(args: argparse.Namespace) -> None:
     records = _Records(Path(args.records_dir))
     a = resolve_record(args.a, records)
     b = resolve_record(args.b, records)
-    rows = environment_diff(a, b)
+    # values are redacted before a table cuts them (a cut secret would no longer be recognised)
+    rows = [replace(d, a=redact_value(d.field, d.a), b=redact_value(d.field, d.b)) for d in environment_diff(a, b)]
     if args.format == "json":
         _emit(json.dumps({"a": a.id, "b": b.id, "diff": render_diff_json(rows)}, indent=2, ensure_ascii=False))
     elif args.format == "md":

@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.errors import read_text_file
+from pydantic import ValidationError
+
+from bench.errors import from_validation_error, read_text_file
 from bench.record import Level, Metric, Record, RecordError, new_record_id
-from bench.record.model import ModelRef, Provenance, Server, Status, Workload
 
 __all__ = ["Run", "Src", "build_records", "dist", "group_runs", "read_json", "refuse_non_finite", "slug"]
 
@@ -214,55 +215,64 @@ def _cite(group: Sequence[Run]) -> str:
 def build_records(
     groups: Sequence[Sequence[Run]], *, experiment: str, variant: str | None, now: datetime | None = None
 ) -> list[Record]:
+    """One record per group. ``variant`` is used as given (the command line checks it); without one, the engine's
+    (else the tool's) name. A value the schema refuses (a text over its cap) raises RecordError naming the file."""
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     out: list[Record] = []
     for group in groups:
         first = group[0]
-        var = slug(variant or (first.engine if first.engine != "unknown" else first.tool.split()[0]))
-        notes = [n for r in group for n in r.notes]
-        measured = [r.measured_at for r in group if r.measured_at is not None]
-        tool = f"{first.tool} {first.tool_version}" if first.tool_version else first.tool
-        record = Record(
-            id=new_record_id(var, now, salt=first.group_key),
-            experiment=experiment,
-            variant=var,
-            title=f"Imported from {first.tool}: {first.source.name}",
-            created_at=now,
-            provenance=Provenance(
-                kind="imported",
-                source=_cite(group),
-                tool=tool,
-                measured_at=min(measured) if measured else None,
-                notes=" ".join(dict.fromkeys(notes)) or None,
-            ),
-            server=Server(
-                engine=first.engine,
-                version=first.engine_version,
-                args=first.server_args,
-                server_info=first.server_info,
-                notes=[f"imported from {tool}; the launch command is not in the source"],
-            ),
-            model=ModelRef(name=first.model),
-            workload=Workload(
-                prompt_set=first.prompt_set or "not stated",
-                prompt_set_description=first.prompt_set_description,
-                num_prompts=first.num_prompts,
-                api=first.api,
-                max_tokens=first.max_tokens,
-                temperature=first.temperature,
-                planned_levels=[r.level.concurrency for r in group if r.level.concurrency is not None] or None,
-            ),
-            levels=[r.level for r in group],
-            status=Status(
-                state="complete" if all((r.level.requests_completed or 0) > 0 for r in group) else "partial",
-                message=f"{len(group)} run(s) imported from {tool}"
-                + (
-                    ""
-                    if all((r.level.requests_completed or 0) > 0 for r in group)
-                    else "; at least one run completed no request"
-                ),
-            ),
-            tags=["imported", slug(first.tool.split()[0])],
-        )
-        out.append(record)
+        var = variant or slug(first.engine if first.engine != "unknown" else first.tool.split()[0])
+        try:
+            out.append(_record(group, experiment=experiment, variant=var, now=now))
+        except ValidationError as exc:
+            raise from_validation_error(RecordError, first.source, exc) from None
     return out
+
+
+def _record(group: Sequence[Run], *, experiment: str, variant: str, now: datetime) -> Record:
+    """Validated as one document, so an error names its place in the record (``provenance.notes``)."""
+    first = group[0]
+    notes = [n for r in group for n in r.notes]
+    measured = [r.measured_at for r in group if r.measured_at is not None]
+    tool = f"{first.tool} {first.tool_version}" if first.tool_version else first.tool
+    complete = all((r.level.requests_completed or 0) > 0 for r in group)
+    return Record.model_validate(
+        {
+            "id": new_record_id(variant, now, salt=first.group_key),
+            "experiment": experiment,
+            "variant": variant,
+            "title": f"Imported from {first.tool}: {first.source.name}",
+            "created_at": now,
+            "provenance": {
+                "kind": "imported",
+                "source": _cite(group),
+                "tool": tool,
+                "measured_at": min(measured) if measured else None,
+                "notes": " ".join(dict.fromkeys(notes)) or None,
+            },
+            "server": {
+                "engine": first.engine,
+                "version": first.engine_version,
+                "args": first.server_args,
+                "server_info": first.server_info,
+                "notes": [f"imported from {tool}; the launch command is not in the source"],
+            },
+            "model": {"name": first.model},
+            "workload": {
+                "prompt_set": first.prompt_set or "not stated",
+                "prompt_set_description": first.prompt_set_description,
+                "num_prompts": first.num_prompts,
+                "api": first.api,
+                "max_tokens": first.max_tokens,
+                "temperature": first.temperature,
+                "planned_levels": [r.level.concurrency for r in group if r.level.concurrency is not None] or None,
+            },
+            "levels": [r.level for r in group],
+            "status": {
+                "state": "complete" if complete else "partial",
+                "message": f"{len(group)} run(s) imported from {tool}"
+                + ("" if complete else "; at least one run completed no request"),
+            },
+            "tags": ["imported", slug(first.tool.split()[0])],
+        }
+    )

@@ -51,6 +51,36 @@ class _NonFinite:
         self.text = text
 
 
+class _HugeInt(_NonFinite):
+    """Stands for an integer literal too long to convert (Python refuses more than 4,300 digits)."""
+
+
+_MAX_DIGITS = 4000
+
+
+def _parse_int(text: str) -> int | _HugeInt:
+    if len(text) > _MAX_DIGITS:
+        return _HugeInt(f"an integer of {len(text.lstrip('-')):,} digits")
+    return int(text)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: JSON readers keep one of two equal keys silently, so a file
+    could show a reviewer one value and give the site another."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def non_finite_field(data: Any, prefix: str = "") -> tuple[str, str] | None:
     """The dotted path and literal of the first non-finite number in ``data`` (parsed JSON), or None."""
     if isinstance(data, _NonFinite):
@@ -71,16 +101,20 @@ def non_finite_field(data: Any, prefix: str = "") -> tuple[str, str] | None:
 
 
 def loads_json(raw: str, path: Path | str) -> Any:
-    """Parse a record's text; NaN and Infinity (which JSON does not allow, but Python writes) are refused
-    with the field they stand in."""
+    """Parse a record's text; NaN and Infinity (which JSON does not allow, but Python writes), integers too long
+    to read and a key given twice in one object are refused with the field they stand in."""
     try:
-        data = json.loads(raw, parse_constant=_NonFinite)
+        data = json.loads(raw, parse_constant=_NonFinite, parse_int=_parse_int, object_pairs_hook=_unique_object)
     except json.JSONDecodeError as exc:
         raise RecordError(path, f"line {exc.lineno} column {exc.colno}", f"valid JSON ({exc.msg})") from None
     except RecursionError:
         raise RecordError(path, "", "JSON nested less deeply (the file nests too deep to read)") from None
+    except _DuplicateKey as exc:
+        raise RecordError(path, exc.key, "each key once per object (this file gives it twice)") from None
     found = non_finite_field(data)
     if found is not None:
+        if found[1].startswith("an integer of "):
+            raise RecordError(path, found[0], f"a number of at most {_MAX_DIGITS:,} digits (got {found[1]})")
         raise RecordError(path, found[0], f"a finite number (got {found[1]}: JSON has no NaN or Infinity)")
     return data
 

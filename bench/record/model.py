@@ -19,6 +19,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from bench.redact import looks_like_secret
+
 __all__ = [
     "SCHEMA_VERSION",
     "TEST_SERVER_ENGINE",
@@ -448,6 +450,13 @@ class Record(_Strict):
         default_factory=list, description="config vs server disagreements kept with --allow-mismatch"
     )
     recipe: Recipe | None = None
+
+    @field_validator("experiment", "variant")
+    @classmethod
+    def _not_secret(cls, v: str) -> str:
+        if looks_like_secret(v):
+            raise ValueError("a name that does not look like a key or token (it names the record's file and page)")
+        return v
 
     @field_validator("created_at")
     @classmethod

@@ -10,6 +10,8 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.redact import redact_value
+
 from .model import Record
 
 __all__ = ["create_record_file", "dump_record", "new_record_id", "record_path", "replace_record_file"]
@@ -26,8 +28,22 @@ def record_path(root: Path, record: Record) -> Path:
     return root / record.experiment / f"{record.id}.json"
 
 
+# Fields that name the record's file: redaction must never change them (the model refuses secret-looking names).
+_NAMING_FIELDS = ("id", "experiment", "variant")
+
+
 def dump_record(record: Record) -> str:
-    return json.dumps(record.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False) + "\n"
+    """The record's JSON text, every value passed through :func:`bench.redact.redact_value` first.
+
+    This is the one place a record is serialised (new files, updates after each level, ``bench import``), so no
+    path can write a secret, whatever a server, a config or a log handed to the record. Ordinary values (digests,
+    ids, formulas, paths) pass unchanged."""
+    data = record.model_dump(mode="json", exclude_none=True)
+    clean = redact_value("", data)
+    for name in _NAMING_FIELDS:
+        if clean.get(name) != data.get(name):
+            raise ValueError(f"record field '{name}' looks like a secret: refusing to write it")
+    return json.dumps(clean, indent=2, ensure_ascii=False) + "\n"
 
 
 def _write_atomic(path: Path, text: str, *, exclusive: bool) -> None:

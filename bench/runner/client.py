@@ -39,6 +39,8 @@ from typing import Any, Literal
 
 import httpx
 
+from bench.redact import redact_text
+
 from .native import IdsCounter, split_chunk
 from .sse import SSEDecoder, SSEEvent
 
@@ -126,7 +128,8 @@ class _StreamError(Exception):
 
 
 def _truncate(text: str, limit: int = _MESSAGE_LIMIT) -> str:
-    text = " ".join(text.split())
+    """One line of at most ``limit`` characters, secrets hidden before the cut (so none is split and kept)."""
+    text = redact_text(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -24,6 +24,7 @@ from rich.console import Console
 
 from bench.record.model import Environment, Record, Server
 from bench.record.store import new_record_id
+from bench.redact import redact_argv, redact_text, redact_value
 
 from .config import ConfigError, RunConfig, load_config, parse_set, url_problem
 from .engines import EngineBase, get_engine
@@ -112,7 +113,7 @@ def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: Any) -> str:
     """The server command and the sweep plan (pure apart from resolving a local model file)."""
     lines = [f"experiment {cfg.experiment} / variant {cfg.variant} / engine {engine.name}"]
     if cfg.url:
-        lines.append(f"attach to: {cfg.url}")
+        lines.append(f"attach to: {redact_text(cfg.url)}")
     else:
         cmd = engine.command(cfg, cfg.host, cfg.port or 0)
         if cmd is None:
@@ -121,9 +122,11 @@ def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: Any) -> str:
             if cfg.port is None:
                 cmd = [_PORT_PLACEHOLDER if a == "0" and cmd[i - 1] == "--port" else a for i, a in enumerate(cmd)]
             lines.append("server command:")
-            lines.append("  " + shlex.join(cmd).replace(shlex.quote(_PORT_PLACEHOLDER), _PORT_PLACEHOLDER))
+            shown = shlex.join(redact_argv(cmd))
+            lines.append("  " + shown.replace(shlex.quote(_PORT_PLACEHOLDER), _PORT_PLACEHOLDER))
     if cfg.server_env:
-        lines.append("server environment: " + " ".join(f"{k}={shlex.quote(v)}" for k, v in cfg.server_env.items()))
+        env = " ".join(f"{k}={shlex.quote(redact_value(k, v))}" for k, v in cfg.server_env.items())
+        lines.append("server environment: " + env)
     spec = engine.speculative(cfg)
     lines.append(
         "speculative: "
@@ -142,7 +145,7 @@ def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: Any) -> str:
     for step in make_plan(cfg):
         lines.append(f"  C={step.concurrency}: {step.requests} requests + {step.warmup} warm-up")
     lines.append(f"records dir: {cfg.records_dir}")
-    return "\n".join(lines)
+    return redact_text("\n".join(lines))
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -196,13 +199,30 @@ def run_group_for(cfg: RunConfig, started: datetime) -> str:
 
 
 def _environment(cfg: RunConfig, engine: EngineBase, server_env: Mapping[str, str]) -> Environment:
-    from .environment import capture_environment, redact
+    from .environment import capture_environment
 
     env = capture_environment(server_env, engine_python=(cfg.binary or "python3") if cfg.engine == "sglang" else None)
-    set_vars = {k: redact(k, v) for k, v in cfg.server_env.items()}
+    set_vars = {k: redact_value(k, v) for k, v in cfg.server_env.items()}
     features = {**env.features, **engine.features(cfg)}
     return Environment.model_validate(
         {**env.model_dump(), "env_vars": {**env.env_vars, **set_vars}, "features": features}
+    )
+
+
+def recorded_server(
+    engine: EngineBase, cfg: RunConfig, url: str, command: list[str] | None, notes: list[str]
+) -> Server:
+    """The record's ``server``: the URL without user-info, the command line and every argument (``extra_args``
+    read as a command line) with secret values hidden. The real URL and command are used to run; never kept."""
+    args = dict(engine.recorded_args(cfg))
+    if isinstance(args.get("extra_args"), list):
+        args["extra_args"] = redact_argv([str(a) for a in args["extra_args"]])
+    return Server(
+        engine=engine.name,
+        url=redact_text(url),
+        command=redact_argv(command) if command is not None else None,
+        args=redact_value("", args),
+        notes=[redact_text(n) for n in notes],
     )
 
 
@@ -230,7 +250,7 @@ def execute(
     notes = [*engine.notes(cfg)]
     if command is not None:
         notes.append(f"server log: {log_path}")
-    server = Server(engine=engine.name, url=base_url, command=command, args=engine.recorded_args(cfg), notes=notes)
+    server = recorded_server(engine, cfg, base_url, command, notes)
     state = create(
         Path(cfg.records_dir),
         initial_record(
@@ -252,17 +272,18 @@ def execute(
         with interrupts_raise():
             try:
                 if command is not None:
-                    progress.message("server: " + shlex.join(command))
+                    progress.message("server: " + shlex.join(redact_argv(command)))
                     process = ServerProcess(command, log_path=log_path, extra_env=cfg.server_env).start()
                 with httpx.Client(base_url=base_url, timeout=30.0) as http:
                     if process is not None:
                         took = process.wait_ready(lambda: engine.is_ready(http), timeout_s=cfg.ready_timeout_s)
                         progress.message(f"server ready after {took:.1f} s")
                     elif not engine.is_ready(http):
-                        state.fail(f"the server at {base_url} is not ready (readiness check failed)")
+                        state.fail(f"the server at {server.url} is not ready (readiness check failed)")
                         return _done(progress, state)
                     info = engine.server_info(http)
-                    _update_server(state, server_info=info, version=engine.version(http, info, cfg))
+                    version = engine.version(http, info, cfg)
+                    _update_server(state, server_info=redact_value("", info), version=redact_value("", version))
                 with progress:
                     asyncio.run(
                         run_sweep(

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from bench.errors import FieldError, from_validation_error, read_yaml_file
+from bench.redact import looks_like_secret
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -117,6 +118,13 @@ class RunConfig(_Strict):
         if problem is not None:
             raise ValueError(problem)
         return v.strip()
+
+    @field_validator("experiment", "variant")
+    @classmethod
+    def _not_secret(cls, v: str) -> str:
+        if looks_like_secret(v):
+            raise ValueError("a name that does not look like a key or token (it names the record's file and page)")
+        return v
 
     @field_validator("levels")
     @classmethod

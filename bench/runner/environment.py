@@ -7,8 +7,8 @@ variable, engine / FlashInfer / PyTorch versions) goes into the record's context
 Rules
 -----
 * Only variables named in :data:`ALLOWED_NAMES` or starting with one of :data:`ALLOWED_PREFIXES` are
-  ever read from the environment. Within those, :func:`redact` replaces anything that looks like a
-  secret by ``<redacted>``.
+  ever read from the environment. Within those, :func:`bench.redact.redact_value` replaces anything
+  that looks like a secret by ``<redacted>``.
 * A fact that cannot be read (no ``nvidia-smi``, no torch in the engine's interpreter, a command that
   fails or times out) is left ``None``; nothing is inferred from names or defaults.
 * All I/O goes through a ``run(cmd) -> stdout | None`` callable and small readers at the edge; the
@@ -18,7 +18,6 @@ Rules
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import re
@@ -31,32 +30,28 @@ from typing import Any
 
 from bench import __version__
 from bench.record.model import Benchbook, Environment, Gpu
+from bench.redact import redact_value
 
 __all__ = [
     "ALLOWED_NAMES",
     "ALLOWED_PREFIXES",
     "ENGINE_PROBE",
     "NVIDIA_SMI_FIELDS",
-    "REDACTED",
     "Runner",
     "allowed_variables",
     "capture_benchbook",
     "capture_environment",
     "default_run",
-    "looks_like_secret",
     "parse_engine_probe",
     "parse_nvidia_smi",
     "parse_smi_cuda_version",
-    "redact",
 ]
 
 Runner = Callable[[list[str]], str | None]
 """Runs a command and returns its stdout, or ``None`` when the command is missing or fails."""
 
-REDACTED = "<redacted>"
-
 ALLOWED_PREFIXES: tuple[str, ...] = ("NCCL_", "SGLANG_", "SGL_", "FLASHINFER_", "CUDA_", "TORCH_NCCL_")
-"""Every variable with one of these prefixes is recorded (values still pass through :func:`redact`)."""
+"""Every variable with one of these prefixes is recorded (values still pass through redaction)."""
 
 ALLOWED_NAMES: frozenset[str] = frozenset(
     {
@@ -86,74 +81,7 @@ script). Named one by one: a job's other SLURM_* variables hold the user, uid, s
 ALLOWED_NAMES = ALLOWED_NAMES | SLURM_NAMES
 
 # ----------------------------------------------------------------------------------------------------------------------
-# Redaction (pure)
-
-_SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "PRIVATE")
-
-_SECRET_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p)
-    for p in (
-        r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{8,}",  # Hugging Face
-        r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{8,}",  # OpenAI / Anthropic style
-        r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{12,}",  # AWS access key id
-        r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{8,}",  # GitHub tokens
-        r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{8,}",
-        r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_\-]{8,}",  # GitLab
-        r"(?<![A-Za-z0-9])xox[abprse]-[A-Za-z0-9\-]{4,}",  # Slack
-        r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}",  # JWT
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
-        r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:[^/\s@]+@",  # URL with user:password@
-    )
-)
-
-_TOKEN_SPLIT = re.compile(r"[\s,;=\"'`()\[\]{}<>|]+")
-_BASE64ISH = re.compile(r"^[A-Za-z0-9+/_\-]+={0,2}$")
-_HEX = re.compile(r"^[0-9a-fA-F]{32,}$")
-_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
-
-
-def _entropy(s: str) -> float:
-    """Shannon entropy in bits per character."""
-    counts = Counter(s)
-    n = len(s)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-def _high_entropy_token(tok: str) -> bool:
-    """A long base64/hex-looking string, not a path or a name made of words.
-
-    Hex: 32+ hex digits. Base64-like: 24+ characters of the base64(url) alphabet containing letters and
-    digits, at least 3.8 bits of entropy per character, and long alphanumeric runs (a model name such as
-    ``Meta-Llama-3-8B-Instruct`` is made of short runs; a random key is not).
-    """
-    if _HEX.match(tok):
-        return True
-    if len(tok) < 24 or not _BASE64ISH.match(tok):
-        return False
-    if not (any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok)):
-        return False
-    runs = _ALNUM_RUN.findall(tok)
-    mean_run = sum(len(r) for r in runs) / len(runs)
-    return mean_run >= 10 and _entropy(tok) >= 3.8
-
-
-def looks_like_secret(value: str) -> bool:
-    """True when the value looks like a token, key, credential URL or long random string."""
-    if any(p.search(value) for p in _SECRET_VALUE_PATTERNS):
-        return True
-    return any(_high_entropy_token(tok) for tok in _TOKEN_SPLIT.split(value) if tok)
-
-
-def _secret_name(name: str) -> bool:
-    upper = name.upper().replace("TOKENIZER", "")  # TOKENIZERS_PARALLELISM is a switch, not a token
-    return any(part in upper for part in _SECRET_NAME_PARTS)
-
-
-def redact(name: str, value: str) -> str:
-    """The value to record for variable ``name``: ``<redacted>`` if the name or the value looks secret."""
-    if _secret_name(name) or looks_like_secret(value):
-        return REDACTED
-    return value
+# Allow-list (pure); the values pass through the one redaction module, bench.redact
 
 
 def _allowed(name: str) -> bool:
@@ -161,8 +89,9 @@ def _allowed(name: str) -> bool:
 
 
 def allowed_variables(environ: Mapping[str, str]) -> dict[str, str]:
-    """The allow-listed variables of ``environ``, redacted, sorted by name. Nothing else is read."""
-    return {name: redact(name, environ[name]) for name in sorted(environ) if _allowed(name)}
+    """The allow-listed variables of ``environ``, redacted (:func:`bench.redact.redact_value`: a secret name hides
+    the whole value, a secret inside a value is hidden in place), sorted by name. Nothing else is read."""
+    return {name: redact_value(name, environ[name]) for name in sorted(environ) if _allowed(name)}
 
 
 # ----------------------------------------------------------------------------------------------------------------------

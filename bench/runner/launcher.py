@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
 
+from bench.redact import redact_text
+
 _PR_SET_PDEATHSIG = 1
 try:  # loaded here, in the parent: the child between fork and exec only makes the call
     _LIBC: ctypes.CDLL | None = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
@@ -92,20 +94,24 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def log_tail(path: Path, lines: int = 40, *, max_chars: int = 8000) -> str:
-    """The last ``lines`` lines of a log, preceded by any earlier line matching a crash pattern."""
+    """The last ``lines`` lines of a log, preceded by any earlier line matching a crash pattern, secrets hidden
+    (a server may print its command line, an API key or a token): the lines are redacted before they are cut
+    to ``max_chars``, and a cut keeps whole lines, so no part of a secret survives."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
     all_lines = text.splitlines()
-    tail = all_lines[-lines:]
+    tail = redact_text("\n".join(all_lines[-lines:])).split("\n")
     head_part = all_lines[: max(0, len(all_lines) - lines)]
-    crash = [ln for ln in head_part if any(p.search(ln) for p in CRASH_PATTERNS)][-5:]
+    crash = [redact_text(ln) for ln in head_part if any(p.search(ln) for p in CRASH_PATTERNS)][-5:]
     out = [*crash, "[...]", *tail] if crash else tail
     joined = "\n".join(out)
     if len(joined) > max_chars:
-        keep = "\n".join(crash)
-        joined = (keep + "\n[...]\n" if keep else "") + joined[-(max_chars - len(keep) - 7) :]
+        keep = "\n".join(ln[: max_chars // 10] for ln in crash)
+        rest = joined[-(max_chars - len(keep) - 7) :]
+        rest = rest.split("\n", 1)[1] if "\n" in rest else ""  # drop the line the cut went through
+        joined = (keep + "\n[...]\n" if keep else "[...]\n") + rest
     return joined
 
 

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from bench.record.model import Level, LevelErrors, LevelSpeculative, Metric, PrefixCache, Samples, TokenCounts
+from bench.redact import redact_text
 
 from .client import RequestResult
 from .load import LevelRun
@@ -132,7 +133,7 @@ def _errors(results: Sequence[RequestResult], threshold: float) -> LevelErrors |
     by_kind = Counter(r.error_kind or "unknown" for r in failed)
     examples: list[str] = []
     for r in failed:
-        text = f"{r.error_kind}: {r.error or 'no message'}"
+        text = redact_text(f"{r.error_kind}: {r.error or 'no message'}")  # a server may echo a key in its error
         text = text if len(text) <= _EXAMPLE_CHARS else text[: _EXAMPLE_CHARS - 1] + "…"
         if text not in examples:
             examples.append(text)

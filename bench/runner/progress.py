@@ -1,7 +1,8 @@
 """Progress of a sweep (rich): a bar per level with requests done, errors and live output tok/s, then a
 summary table of the record.
 
-Rendering is separate from output: :func:`summary_table` is a pure function of a record. On a terminal the
+Rendering is separate from output: :func:`summary_table` is a pure function of a record. Every line printed
+passes through :func:`bench.redact.redact_text`. On a terminal the
 bars are live; when stdout is not a TTY (CI logs, ``| tee``) nothing animates: one plain line per finished
 level is printed instead.
 """
@@ -17,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from bench.record.model import Level, Metric, Record
+from bench.redact import redact_text
 
 __all__ = ["SweepProgress", "level_line", "outcome_lines", "summary_table"]
 
@@ -142,7 +144,8 @@ class SweepProgress:
             self._progress = None
 
     def message(self, text: str) -> None:
-        self.console.print(text, highlight=False, markup=False)
+        """One terminal line; secrets in it (a URL's user-info, a key in an error) are hidden first."""
+        self.console.print(redact_text(text), highlight=False, markup=False)
 
     def start_level(self, concurrency: int, requests: int, warmup: int) -> None:
         self._errors = 0

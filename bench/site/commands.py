@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from bench.compare import Settings, SettingsError, load_settings
 from bench.compare.settings import DEFAULT_SETTINGS_FILE
+from bench.errors import FieldError
 
 from .data import RECORDS_ENV, load_site, records_dir
 from .offline import check_site
@@ -17,19 +19,43 @@ from .render import write_pages
 __all__ = ["register"]
 
 
+def _output_folder(out: Path) -> Path:
+    """The output folder, created if missing; a FieldError (nothing written) if it is a file or cannot be made."""
+    if out.exists() and not out.is_dir():
+        raise FieldError(out, "OUT_DIR", "a folder to write the pages into (this is a file)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FieldError(out, "OUT_DIR", f"a folder that can be created ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise FieldError(out, "OUT_DIR", "a folder this user can write to")
+    return out
+
+
 def _render(args: argparse.Namespace) -> int:
+    out = Path(args.out_dir)
     records = Path(args.records) if args.records else records_dir(Path("records"))
     docs = Path(args.docs) if args.docs else None
     settings_file = Path(args.settings) if args.settings else Path(DEFAULT_SETTINGS_FILE)
     try:
         settings = load_settings(settings_file) if settings_file.is_file() or args.settings else Settings()
-    except SettingsError as exc:
+        if args.records and not records.is_dir():
+            raise FieldError(records, "--records", "a folder of records")
+        if docs is not None and not docs.is_dir():
+            raise FieldError(docs, "--docs", "the docs folder")
+        _output_folder(out)
+    except (SettingsError, FieldError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    site = load_site(records, docs, settings=settings, git=True)
+    site = load_site(records, docs, settings=settings, git=True, repository=Path.cwd())
     for err in site.errors:
         print(f"error: {err}", file=sys.stderr)
-    written = write_pages(site, Path(args.out_dir), docs_dir=docs)
+    try:
+        written = write_pages(site, out, docs_dir=docs)
+    except OSError as exc:
+        failed = FieldError(exc.filename or out, "OUT_DIR", f"a file that can be written ({exc.strerror or exc})")
+        print(f"error: {failed}", file=sys.stderr)
+        return 1
     print(f"wrote {written} file(s) to {args.out_dir} from {len(site.records)} record(s)")
     return 1 if site.errors else 0
 

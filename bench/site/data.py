@@ -4,19 +4,24 @@ settings (``benchbook.yaml``) and git provenance (:mod:`bench.site.gitinfo`); pl
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from bench.compare import Comparison, Flag, Settings, fingerprint, flags, history, runs_of
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord, load_records
 from bench.record.model import Record
+from bench.redact import redact_value
 
 from .deadends import DeadEnd, DeadEndError, parse_dead_end
 from .gitinfo import GitInfo, load_git_info
+from .reliability import Section, load_reliability
 
 __all__ = ["CONFIG_KEY", "RECORDS_ENV", "SiteData", "load_site", "records_dir"]
 
@@ -41,6 +46,7 @@ class SiteData:
     dead_ends: Sequence[DeadEnd] = ()
     settings: Settings = field(default_factory=Settings)
     git: GitInfo = field(default_factory=GitInfo)
+    reliability: Sequence[Section] = ()  # the Reliability page's cases, read from the repository's test suite
 
     @cached_property
     def by_id(self) -> dict[str, LoadedRecord]:
@@ -118,6 +124,56 @@ class SiteData:
         return sorted(set(self.experiments) | {d.meta.experiment for d in self.dead_ends})
 
 
+def _shown_path(path: Path | str, bases: Sequence[Path]) -> str:
+    """A file as the site shows it: relative to the first of ``bases`` (the repository, then the records folder's
+    parent) that holds it, else its name alone; never an absolute local path."""
+    p = Path(path)
+    for base in bases:
+        try:
+            return p.resolve().relative_to(base.resolve()).as_posix()
+        except (ValueError, OSError):
+            continue
+    return p.name if p.is_absolute() else p.as_posix()
+
+
+def _relative_error(err: RecordError | DeadEndError, bases: Sequence[Path]) -> RecordError | DeadEndError:
+    expected = err.expected
+    for base in bases:  # an error may name a second file ("also used by ...")
+        expected = expected.replace(str(base.resolve()) + os.sep, "")
+    return type(err)(_shown_path(err.path, bases), err.field, expected)
+
+
+def redacted_record(loaded: LoadedRecord) -> LoadedRecord:
+    """The record as the site shows it: every value through :func:`bench.redact.redact_value` (the page, the
+    downloadable JSON and the CSV all come from this), unchanged when it holds no secret. Raises RecordError when
+    hiding a secret breaks the record (a secret in a field the schema constrains)."""
+    data = loaded.record.model_dump(mode="json", exclude_none=True)
+    clean = redact_value("", data)
+    if clean == data:
+        return loaded
+    try:
+        record = Record.model_validate(clean)
+    except ValidationError as exc:
+        field_name = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "(whole file)"
+        raise RecordError(
+            loaded.path, field_name, "a value that is not a key or token (the record is not shown)"
+        ) from None
+    raw = json.dumps(redact_value("", json.loads(loaded.raw)), indent=2, ensure_ascii=False) + "\n"
+    return replace(loaded, record=record, raw=raw)
+
+
+def _redacted_records(
+    loaded: Sequence[LoadedRecord], errors: list[RecordError | DeadEndError]
+) -> tuple[LoadedRecord, ...]:
+    out = []
+    for r in loaded:
+        try:
+            out.append(redacted_record(r))
+        except RecordError as exc:
+            errors.append(exc)
+    return tuple(out)
+
+
 def load_dead_ends(docs_dir: Path) -> tuple[list[DeadEnd], list[DeadEndError]]:
     folder = docs_dir / DEAD_ENDS_DIR
     found: list[DeadEnd] = []
@@ -142,14 +198,21 @@ def load_site(
     *,
     settings: Settings | None = None,
     git: bool = False,
+    repository: Path | None = None,
 ) -> SiteData:
     """Load records (bad files become errors, good ones still load) and, with a docs folder, dead ends.
 
     ``settings``: the parsed benchbook.yaml (default: the built-in defaults). ``git``: also read, in one pass,
-    which commit added each record (empty outside a git repository).
+    which commit added each record (empty outside a git repository). Every record is redacted
+    (:func:`redacted_record`); errors name files relative to ``repository`` (else to the records folder's parent),
+    and the Reliability page's cases are read from the repository's test suite.
     """
     result = load_records(records)
+    errors: list[RecordError | DeadEndError] = list(result.errors)
+    shown = _redacted_records(result.records, errors)
     dead_ends, de_errors = load_dead_ends(docs_dir) if docs_dir is not None else ([], [])
+    errors += de_errors
+    bases = [*((repository,) if repository is not None else ()), records.resolve().parent]
     settings = settings or Settings()
     info = (
         load_git_info(result.records, records, settings.commit_url_base)
@@ -157,9 +220,10 @@ def load_site(
         else GitInfo(repository_url=settings.commit_url_base)
     )
     return SiteData(
-        records=tuple(result.records),
-        errors=(*result.errors, *de_errors),
+        records=shown,
+        errors=tuple(_relative_error(e, bases) for e in errors),
         dead_ends=tuple(dead_ends),
         settings=settings,
         git=info,
+        reliability=load_reliability(repository) if repository is not None else (),
     )

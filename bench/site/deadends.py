@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench.errors import FieldError
+from bench.errors import FieldError, load_yaml
 from bench.record.model import SLUG
 
 from .paths import RECORD_ID_PATTERN
@@ -68,7 +68,7 @@ def parse_dead_end(text: str, path: str, *, shown_path: str | None = None) -> De
     if not m:
         raise DeadEndError(where, "", "YAML front matter between '---' lines at the top of the file")
     try:
-        data = yaml.safe_load(m.group(1) or "")
+        data = load_yaml(m.group(1) or "")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"line {mark.line + 2}" if mark is not None else ""

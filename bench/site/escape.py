@@ -1,6 +1,8 @@
 """Escaping text that comes from records before it reaches a page.
 
-Every string a record (or a dead-end note) supplies passes through one of these:
+Every string a record (or a dead-end note) supplies passes through one of these, and each of them first hides
+any secret in it (:func:`bench.redact.redact_text`): a key, a token, a URL's user-info or a private-key block
+that reached a record never reaches a page.
 
 * :func:`md_text` for Markdown prose and table cells: HTML is neutralised (``<`` becomes ``&lt;``) and every
   character Markdown gives a meaning to is backslash-escaped, so ``[x](javascript:...)`` stays text;
@@ -13,8 +15,22 @@ from __future__ import annotations
 import html
 import json
 import re
+from functools import lru_cache
 
-__all__ = ["front_matter_title", "html_attr", "html_text", "md_code", "md_code_block", "md_inline", "md_text"]
+from bench.redact import redact_text
+
+__all__ = [
+    "BLOCK_LIMIT",
+    "TEXT_LIMIT",
+    "front_matter_title",
+    "html_attr",
+    "html_text",
+    "md_code",
+    "md_code_block",
+    "md_inline",
+    "md_text",
+    "shown",
+]
 
 # Characters Python-Markdown (with the tables and attr_list extensions) treats specially when
 # unescaped; all of them accept a backslash escape.
@@ -23,19 +39,42 @@ _WS = re.compile(r"\s+")
 _ONLY_EQ = re.compile(r"^=+$")
 
 
+TEXT_LIMIT = 4000
+"""The most characters of one record string a page shows inline (a cell, a sentence, a title); more is cut
+visibly. The schema caps titles and notes; this keeps any other field (a model name, an argument) from
+swelling every page that lists the record."""
+BLOCK_LIMIT = 20000
+"""The most characters of a code block (a launch command, a log excerpt, the server's own payload)."""
+
+
+@lru_cache(maxsize=1 << 16)
+def _redacted(text: str) -> str:
+    return redact_text(text)
+
+
+def shown(text: object, limit: int = TEXT_LIMIT) -> str:
+    """``text`` as a string fit to show: secrets hidden (pages repeat the same cells, so it is memoised), and cut
+    visibly after ``limit`` characters."""
+    s = str(text)
+    s = _redacted(s) if len(s) <= 4096 else redact_text(s)
+    if len(s) > limit:
+        s = f"{s[:limit]} … [{len(s) - limit:,} more characters not shown]"
+    return s
+
+
 def html_text(text: object) -> str:
     """Text for an HTML element's content."""
-    return html.escape(str(text), quote=False)
+    return html.escape(shown(text), quote=False)
 
 
 def html_attr(text: object) -> str:
     """Text for a double- or single-quoted HTML attribute value."""
-    return html.escape(str(text), quote=True)
+    return html.escape(shown(text), quote=True)
 
 
 def md_text(text: object) -> str:
     """Text for Markdown prose or a table cell: one line, no markup, no HTML."""
-    flat = _WS.sub(" ", str(text)).strip()
+    flat = _WS.sub(" ", shown(text)).strip()
     # Markdown specials first (so that the '#' of entities stays intact), then HTML. A text made only of
     # '=' would underline the line above into a heading: such '=' become entities.
     escaped = html.escape(_MD_SPECIAL.sub(r"\\\1", flat), quote=False)
@@ -50,14 +89,14 @@ def md_inline(text: object) -> str:
     """Like :func:`md_text` for sentences that keep their punctuation readable in the Markdown source
     (``2.2×``, ``C=1–C=8``): HTML is neutralised, emphasis, code, link and table characters are escaped,
     and a line start that Markdown would read as a heading, quote or list is escaped."""
-    flat = _WS.sub(" ", str(text)).strip()
+    flat = _WS.sub(" ", shown(text)).strip()
     escaped = html.escape(_MD_INLINE_SPECIAL.sub(r"\\\1", flat), quote=False)
     return _BLOCK_START.sub(r"\1\\\2", escaped, count=1)
 
 
 def md_code(text: object) -> str:
-    """An inline code span holding ``text`` verbatim (one line)."""
-    flat = _WS.sub(" ", str(text)).strip()
+    """An inline code span holding ``text`` verbatim (one line; secrets hidden)."""
+    flat = _WS.sub(" ", shown(text)).strip()
     longest = max((len(m) for m in re.findall(r"`+", flat)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
@@ -65,7 +104,9 @@ def md_code(text: object) -> str:
 
 
 def md_code_block(text: str, *, lang: str = "text", indent: str = "") -> str:
-    """A fenced code block holding ``text`` verbatim; the fence is longer than any backtick run inside."""
+    """A fenced code block holding ``text`` verbatim (secrets hidden); the fence is longer than any backtick run
+    inside."""
+    text = shown(text, BLOCK_LIMIT)
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     lines = [fence + lang, *text.rstrip("\n").split("\n"), fence]
@@ -81,5 +122,5 @@ def front_matter_title(text: object) -> str:
     Themes print a page title into ``<title>`` and the navigation without escaping (and some unescape
     it first), so characters that could start markup are replaced by look-alikes instead of escaped.
     """
-    flat = _WS.sub(" ", str(text)).strip().translate(_TITLE_SAFE)
+    flat = _WS.sub(" ", shown(text)).strip().translate(_TITLE_SAFE)
     return "---\ntitle: " + json.dumps(flat, ensure_ascii=False) + "\n---\n\n"

@@ -29,6 +29,7 @@ from .paths import (
 )
 from .record_extras import site_record_markdown
 from .record_page import levels_csv
+from .reliability import RELIABILITY_PAGE, reliability_markdown
 from .tables import md_table
 
 __all__ = [
@@ -111,6 +112,7 @@ def site_pages(site: SiteData) -> Iterator[tuple[str, str]]:
     yield EXPERIMENTS_INDEX, experiments_index(site)
     yield DEAD_ENDS_INDEX, dead_ends_index(site)
     yield HISTORY_INDEX, history_index(site)
+    yield RELIABILITY_PAGE, reliability_markdown(site.reliability)
     for exp in site.all_experiments:
         yield experiment_page(exp), experiment_markdown(site, exp)
     for key in site.configurations:

@@ -11,19 +11,17 @@ import pytest
 
 from bench.record.model import Environment, Level, Metric, ModelRef, Provenance, Record, Server, Status, Workload
 from bench.record.store import dump_record
+from bench.redact import REDACTED, looks_like_secret, redact_value
 from bench.runner.environment import (
     ALLOWED_NAMES,
     ALLOWED_PREFIXES,
-    REDACTED,
     allowed_variables,
     capture_benchbook,
     capture_environment,
     default_run,
-    looks_like_secret,
     parse_engine_probe,
     parse_nvidia_smi,
     parse_smi_cuda_version,
-    redact,
 )
 
 # Real output of the capture's query on an H200 node (driver 580), duplicated for a 2-GPU host.
@@ -53,9 +51,20 @@ PLANTED = {
     "SGLANG_API_KEY": "plain-looking-admin-value",
     "NCCL_FOO": "hf_AnotherPlantedTokenInsideNccl42",
     "CUDA_MIRROR": "https://builder:hunter2pass@mirror.example.internal/cuda",
-    "FLASHINFER_CACHE_TAG": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    # 48 hex digits: not a sha1/sha256 digest (those are kept: records hold commits and content hashes)
+    "FLASHINFER_CACHE_TAG": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c",
+    "SGLANG_DB_PASS": "planted-db-pass",
+    "SGLANG_PASSPHRASE": "planted phrase words",
+    "SGLANG_COOKIE": "planted=cookie",
+    "SGLANG_SESSION": "planted-session-value",
+    "SGLANG_BEARER": "planted-bearer-value",
     "GITHUB_TOKEN": "ghp_PlantedGitHubToken0123456789abcd",
     "HOME_SECRET_NOT_ALLOWED": "totally-private-value",
+}
+# secrets inside ordinary values: the secret goes, the rest of the value stays
+PLANTED_INSIDE = {
+    "NCCL_NET_PLUGIN": ("/opt/nccl/libnccl-net.so?sv=2024&sig=PlantedSignature0123abcd", "PlantedSignature0123abcd"),
+    "NCCL_REDIS": ("redis://:plantedRedisPw@cache.internal:6379/0", "plantedRedisPw"),
 }
 HARMLESS = {
     "NCCL_DEBUG": "INFO",
@@ -110,9 +119,11 @@ def minimal_record(environment: Environment) -> Record:
 
 
 def test_planted_secrets_never_reach_the_record_json() -> None:
-    environ = {**PLANTED, **HARMLESS}
+    environ = {**PLANTED, **HARMLESS, **{k: v for k, (v, _) in PLANTED_INSIDE.items()}}
     env = capture_environment(environ, engine_python="/opt/engine/bin/python", run=fake_run())
     dumped = dump_record(minimal_record(env))
+    for name, (_, secret) in PLANTED_INSIDE.items():
+        assert secret not in dumped, f"{name}'s secret leaked"
     for name, value in PLANTED.items():
         assert value not in dumped, f"{name}'s value leaked"
         # not even a fragment of a long secret
@@ -120,8 +131,12 @@ def test_planted_secrets_never_reach_the_record_json() -> None:
     # allow-listed names whose values look secret are kept, redacted; others are not read at all
     assert env.env_vars["SGLANG_API_KEY"] == REDACTED
     assert env.env_vars["NCCL_FOO"] == REDACTED
-    assert env.env_vars["CUDA_MIRROR"] == REDACTED
+    assert env.env_vars["CUDA_MIRROR"] == f"https://{REDACTED}@mirror.example.internal/cuda"  # the host is kept
     assert env.env_vars["FLASHINFER_CACHE_TAG"] == REDACTED
+    assert env.env_vars["NCCL_NET_PLUGIN"] == f"/opt/nccl/libnccl-net.so?sv=2024&sig={REDACTED}"
+    assert env.env_vars["NCCL_REDIS"] == f"redis://{REDACTED}@cache.internal:6379/0"
+    for name in ("SGLANG_DB_PASS", "SGLANG_PASSPHRASE", "SGLANG_COOKIE", "SGLANG_SESSION", "SGLANG_BEARER"):
+        assert env.env_vars[name] == REDACTED, name
     for name in ("HF_TOKEN", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "PATH", "USER"):
         assert name not in env.env_vars
         assert name not in dumped
@@ -141,27 +156,40 @@ def test_only_allow_listed_names_are_read() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "value"),
+    ("name", "value", "secret"),
     [
-        ("SGLANG_AUTH_HEADER", "short"),
-        ("NCCL_PASSWORD", "x"),
-        ("CUDA_CREDENTIALS_FILE", "/etc/creds"),
-        ("SGLANG_SECRET", "1"),
-        ("NCCL_X", "hf_abcdefghijklmnopqrst"),
-        ("NCCL_X", "sk-proj-abcdefghijklmnop"),
-        ("NCCL_X", "AKIAIOSFODNN7EXAMPLE"),
-        ("NCCL_X", "ghp_abcdefghijklmnopqrstuvwxyz0123"),
-        ("NCCL_X", "xoxb-1234-abcd-efgh"),
-        ("NCCL_X", "https://user:pass@host.example/path"),
-        ("NCCL_X", "0123456789abcdef0123456789abcdef"),
-        ("NCCL_X", "aGVsbG8gd29ybGQgdGhpcyBpcyBhIHNlY3JldA=="),
-        ("NCCL_X", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
-        ("NCCL_X", "opt1,token=Zk3q9XwP2mLr8TvB4nYc7HsJ1dGe"),
-        ("NCCL_X", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc"),
+        ("SGLANG_AUTH_HEADER", "short", "short"),
+        ("NCCL_PASSWORD", "x", "x"),
+        ("CUDA_CREDENTIALS_FILE", "/etc/creds", "/etc/creds"),
+        ("SGLANG_SECRET", "1", "1"),
+        ("SGLANG_PASSPHRASE", "two words", "two words"),
+        ("SGLANG_SESSION_ID", "abc", "abc"),
+        ("SGLANG_COOKIE", "a=b", "a=b"),
+        ("SGLANG_BEARER", "abc", "abc"),
+        ("SGLANG_ADMIN_PASS", "abc", "abc"),
+        ("NCCL_X", "hf_abcdefghijklmnopqrst", "hf_abcdefghijklmnopqrst"),
+        ("NCCL_X", "sk-proj-abcdefghijklmnop", "sk-proj-abcdefghijklmnop"),
+        ("NCCL_X", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+        ("NCCL_X", "ya29.a0AfH6SMBx-token-value", "ya29.a0AfH6SMBx"),
+        ("NCCL_X", "AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+        ("NCCL_X", "ghp_abcdefghijklmnopqrstuvwxyz0123", "ghp_abcdefghijklmnopqrstuvwxyz0123"),
+        ("NCCL_X", "xoxb-1234-abcd-efgh", "xoxb-1234-abcd-efgh"),
+        ("NCCL_X", "https://user:pass@host.example/path", "user:pass"),
+        ("NCCL_X", "redis://:pw1234@host:6379", "pw1234"),
+        ("NCCL_X", "/opt/plugin.so?sig=abcdef123&se=1", "abcdef123"),
+        ("NCCL_X", "https://h/x?access_token=tok123abc", "tok123abc"),
+        ("NCCL_X", "0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef"),
+        ("NCCL_X", "aGVsbG8gd29ybGQgdGhpcyBpcyBhIHNlY3JldA==", "aGVsbG8gd29ybGQgdGhpcyBpcyBhIHNlY3JldA"),
+        ("NCCL_X", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        ("NCCL_X", "opt1,token=Zk3q9XwP2mLr8TvB4nYc7HsJ1dGe", "Zk3q9XwP2mLr8TvB4nYc7HsJ1dGe"),
+        ("NCCL_X", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc", "eyJhbGciOiJIUzI1NiJ9"),
     ],
 )
-def test_secret_names_and_values_are_redacted(name: str, value: str) -> None:
-    assert redact(name, value) == REDACTED
+def test_secret_names_and_values_are_redacted(name: str, value: str, secret: str) -> None:
+    got = allowed_variables({name: value})[name]
+    assert secret not in got
+    assert REDACTED in got
+    assert not looks_like_secret(got)
 
 
 @pytest.mark.parametrize(
@@ -182,12 +210,12 @@ def test_secret_names_and_values_are_redacted(name: str, value: str) -> None:
 )
 def test_ordinary_values_are_kept(value: str) -> None:
     assert not looks_like_secret(value)
-    assert redact("NCCL_SOMETHING", value) == value
+    assert redact_value("NCCL_SOMETHING", value) == value
 
 
 def test_tokenizers_parallelism_is_not_mistaken_for_a_token() -> None:
-    assert redact("TOKENIZERS_PARALLELISM", "false") == "false"
-    assert redact("SGLANG_TOKEN", "false") == REDACTED
+    assert redact_value("TOKENIZERS_PARALLELISM", "false") == "false"
+    assert redact_value("SGLANG_TOKEN", "false") == REDACTED
 
 
 # --- GPU -----------------------------------------------------------------------------------------------------------
