@@ -203,6 +203,8 @@ def parse_smi_cuda_version(text: str | None) -> str | None:
 ENGINE_DISTRIBUTIONS: tuple[str, ...] = (
     "sglang",
     "sgl-kernel",
+    "sglang-kernel",  # the kernel's distribution name from sglang 0.5.x (sglang 0.5.17 pins sglang-kernel 0.4.5)
+    "sgl-deep-gemm",
     "vllm",
     "flashinfer-python",
     "flashinfer",
@@ -210,6 +212,9 @@ ENGINE_DISTRIBUTIONS: tuple[str, ...] = (
     "flashinfer-jit-cache",
     "torch",
     "triton",
+    "transformers",
+    "tokenizers",
+    "xgrammar",
     "nvidia-nccl-cu12",
     "nvidia-nccl-cu13",
 )

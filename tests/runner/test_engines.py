@@ -1,4 +1,4 @@
-"""Engine adapters: command lines, recorded arguments, speculative settings, readiness and info endpoints."""
+"""Engine adapters: command lines, recorded arguments, speculative settings, readiness and introspection."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from bench.runner.config import RunConfig, parse_config
 from bench.runner.engines import get_engine
-from bench.runner.engines.base import redact, render_args
-from bench.runner.engines.llamacpp import LlamaCppEngine
+from bench.runner.engines.base import render_args
+from bench.runner.engines.llamacpp import LlamaCppEngine, parse_build_info, parse_version_text
 from bench.runner.engines.modelfile import ModelFileError, resolve_model_path
 from bench.runner.engines.sglang import SGLangEngine
 
@@ -23,10 +23,10 @@ def _cfg(**fields: Any) -> RunConfig:
     return parse_config(base, "test.yaml")
 
 
-def _client(routes: dict[str, tuple[int, Any]]) -> httpx.Client:
+def _client(routes: dict[str, tuple[int, Any]], headers: dict[str, str] | None = None) -> httpx.Client:
     def handler(request: httpx.Request) -> httpx.Response:
         status, body = routes.get(request.url.path, (404, {"error": "not found"}))
-        return httpx.Response(status, json=body)
+        return httpx.Response(status, json=body, headers=headers)
 
     return httpx.Client(base_url="http://engine", transport=httpx.MockTransport(handler))
 
@@ -37,10 +37,16 @@ def test_render_args() -> None:
     ]  # fmt: skip
 
 
-def test_redact_secret_keys_only() -> None:
-    got = redact({"api_key": "sk-1", "hf-token": "hf_x", "tokens-per-chunk": 3, "nested": [{"password": "p"}]})
-    assert got == {"api_key": "<redacted>", "hf-token": "<redacted>", "tokens-per-chunk": 3,
-                   "nested": [{"password": "<redacted>"}]}  # fmt: skip
+def test_recorded_args_pass_the_one_redaction_module() -> None:
+    """Names and shapes both: a secret-named flag is hidden whole, a credential inside another value is cut out
+    (the adapters' old name-only redactor kept the URL's password)."""
+    cfg = _cfg(
+        server_args={"api-key": "sk-1", "hf-token": "hf_x", "tokens-per-chunk": 3,
+                     "download-dir": "https://builder:hunter2pass@mirror.example/models"},
+    )  # fmt: skip
+    got = SGLangEngine().recorded_args(cfg)
+    assert got["api-key"] == "<redacted>" and got["hf-token"] == "<redacted>" and got["tokens-per-chunk"] == 3
+    assert "hunter2pass" not in got["download-dir"] and got["download-dir"].endswith("@mirror.example/models")
 
 
 def test_sglang_eagle3_command_and_speculative() -> None:
@@ -89,24 +95,56 @@ def test_sglang_eagle3_command_and_speculative() -> None:
     assert eng.features(_cfg())["flashinfer_allreduce_fusion"] is False
 
 
-def test_sglang_ready_info_version() -> None:
+def test_sglang_introspection_reads_server_and_model_info() -> None:
     eng = SGLangEngine()
-    cfg = _cfg()
-    info_payload = {"version": "0.5.9", "api_key": "sk-secret", "internal_states": [{"avg_spec_accept_length": 3.2}]}
-    with _client({"/health_generate": (200, {}), "/get_server_info": (200, info_payload)}) as c:
+    info_payload = {
+        "version": "0.5.9",
+        "api_key": "sk-secret",
+        "model_path": "/models/m",
+        "tp_size": 2,
+        "dp_size": 1,
+        "speculative_algorithm": None,
+        "speculative_num_steps": None,
+        "enable_flashinfer_allreduce_fusion": True,
+        "attention_backend": "fa3",
+        "internal_states": [{"avg_spec_accept_length": 3.2}],
+    }
+    routes = {"/health_generate": (200, {}), "/get_server_info": (200, info_payload),
+              "/get_model_info": (200, {"model_path": "/models/m", "model_type": "llama"})}  # fmt: skip
+    with _client(routes) as c:
         assert eng.is_ready(c)
-        info = eng.server_info(c)
-        assert info is not None and info["api_key"] == "<redacted>"
-        assert info["internal_states"][0]["avg_spec_accept_length"] == 3.2  # kept, never used for a level
-        assert eng.version(c, info, cfg) == "0.5.9"
-    # older/newer routes: /health only, /server_info, /version
-    with _client({"/health": (200, {}), "/server_info": (200, {"x": 1}), "/version": (200, {"version": "0.6"})}) as c:
-        assert eng.is_ready(c)
-        info = eng.server_info(c)
-        assert info == {"x": 1}
-        assert eng.version(c, info, cfg) == "0.6"
+        got = eng.introspect(c)
+    obs = got.observed
+    assert (obs.engine, obs.version, obs.model, obs.tp_size, obs.dp_size) == ("sglang", "0.5.9", "/models/m", 2, 1)
+    assert obs.speculative_algorithm is None and obs.sources["speculative_algorithm"] == "/get_server_info"
+    assert obs.allreduce_fusion is True and obs.attention_backend == "fa3"
+    assert obs.sources["model"] == "/get_model_info" and obs.extra["model_type"] == "llama"
+    # the newer routes were asked first, the old ones answered; /version was not needed
+    assert obs.endpoints == {"/v1/models": 404, "/server_info": 404, "/get_server_info": 200, "/model_info": 404,
+                             "/get_model_info": 200}  # fmt: skip
+    assert got.info is not None and got.info["api_key"] == "<redacted>"
+    assert got.info["internal_states"][0]["avg_spec_accept_length"] == 3.2  # kept, never used for a level
+    assert got.args["tp-size"] == 2 and got.versions == {"sglang": "0.5.9"}
+    # a server info without a version: /version is asked
+    with _client({"/server_info": (200, {"tp_size": 1}), "/version": (200, {"version": "0.6"})}) as c:
+        obs = eng.introspect(c).observed
+    assert obs.version == "0.6" and obs.sources["version"] == "/version"
     with _client({"/health_generate": (503, {})}) as c:
         assert not eng.is_ready(c)
+
+
+def test_a_server_of_another_kind_is_told_apart() -> None:
+    """Whatever the config names: /v1/models owned_by and the test server's header decide the engine."""
+    vllm = {"/v1/models": (200, {"data": [{"id": "meta-llama/Llama-3.1-8B-Instruct", "owned_by": "vllm"}]}),
+            "/version": (200, {"version": "0.11.0"})}  # fmt: skip
+    with _client(vllm) as c:
+        obs = SGLangEngine().introspect(c).observed
+    assert (obs.engine, obs.version, obs.model) == ("vllm", "0.11.0", "meta-llama/Llama-3.1-8B-Instruct")
+    models = {"/v1/models": (200, {"data": [{"id": "benchbook-testserver", "owned_by": "benchbook-testserver"}]})}
+    with _client(models, headers={"x-benchbook-test-server": "1"}) as c:
+        got = get_engine("openai").introspect(c)
+    assert got.test_server and got.observed.engine == "benchbook-testserver"
+    assert got.observed.speculative_algorithm is None and "speculative_algorithm" in got.observed.sources
 
 
 def test_llamacpp_command_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,19 +178,38 @@ def test_llamacpp_command_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert eng.speculative(cfg2) is None
 
 
-def test_llamacpp_info_and_version(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_llamacpp_introspection_and_version(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("BENCHBOOK_LLAMA_SERVER", str(tmp_path / "no-such-binary"))
     eng = LlamaCppEngine()
-    cfg = _cfg(engine="llamacpp", model={"path": "x.gguf"})
-    props = {"build_info": "b1-abc", "chat_template": "{{ long }}", "total_slots": 4}
-    with _client({"/health": (200, {}), "/props": (200, props), "/v1/models": (200, {"data": []})}) as c:
+    props = {"build_info": "b4589-abc1234", "chat_template": "{{ long }}", "total_slots": 4, "model_path": "/m/x.gguf",
+             "model_ftype": "Q4_1", "default_generation_settings": {"n_ctx": 512}}  # fmt: skip
+    slots = [{"id": 0, "speculative": True}, {"id": 1, "speculative": True}]
+    routes = {"/health": (200, {}), "/props": (200, props), "/slots": (200, slots), "/v1/models": (200, {"data": []})}
+    with _client(routes) as c:
         assert eng.is_ready(c)
-        info = eng.server_info(c)
-        assert info is not None
-        assert "chat_template" not in info["props"] and info["chat_template_chars"] == len("{{ long }}")
-        assert eng.version(c, info, cfg) == "b1-abc"  # the binary is missing: /props build_info
+        got = eng.introspect(c)
+    obs = got.observed
+    assert (obs.engine, obs.version, obs.model, obs.parallel_slots) == ("llama.cpp", "b4589-abc1234", "/m/x.gguf", 4)
+    assert obs.extra["speculative"] is True and obs.sources["speculative"] == "/slots"
+    assert got.info is not None and "chat_template" not in got.info["props"]
+    assert got.info["chat_template_chars"] == len("{{ long }}")
+    assert got.versions == {"llama.cpp": "b4589-abc1234", "llama.cpp-build": "4589", "llama.cpp-commit": "abc1234"}
+    assert got.args == {"parallel": 4}
+    assert eng.launched_version(_cfg(engine="llamacpp")) is None  # the binary is missing
     with _client({"/health": (503, {"error": "loading"})}) as c:
         assert not eng.is_ready(c)
+
+
+def test_llama_cpp_version_text_and_build_info() -> None:
+    # llama-cpp-python 0.3.36's vendored tree, built outside git (the CPU binary these tests use)
+    assert parse_version_text("0.5.0-dev (build 0, commit unknown)") == {"llama.cpp": "0.5.0-dev"}
+    assert parse_version_text("0.5.0 (build 7321, commit 1a2b3c4)") == {
+        "llama.cpp": "0.5.0", "llama.cpp-build": "7321", "llama.cpp-commit": "1a2b3c4"}  # fmt: skip
+    # upstream llama.cpp: "version: <build> (<commit>)"
+    assert parse_version_text("4589 (abc1234)") == {
+        "llama.cpp": "b4589", "llama.cpp-build": "4589", "llama.cpp-commit": "abc1234"}  # fmt: skip
+    assert parse_build_info("b0-unknown") == {} and parse_build_info("b12-deadbee") == {
+        "llama.cpp-build": "12", "llama.cpp-commit": "deadbee"}  # fmt: skip
 
 
 def test_package_model_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,34 +1,34 @@
-"""What an engine adapter provides: its launch command, readiness, server info, version and speculative settings.
+"""What an engine adapter provides: its launch command, readiness, what the server says it is, its version and
+its speculative settings.
 
 Adapters are small: they turn a :class:`RunConfig` into a command line and read the engine's own endpoints.
-They never import the engine; everything goes over HTTP or through the executable.
+They never import the engine; everything goes over HTTP or through the executable. :meth:`EngineBase.introspect`
+asks a running server what it is (``bench.runner.engines.introspect``); whatever an adapter stores passes
+``bench.redact.redact_value``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import httpx
 
 from bench.record.model import ModelRef, Speculative
+from bench.redact import redact_value
 
 from ..config import ArgValue, RunConfig
+
+if TYPE_CHECKING:
+    from .introspect import Introspection, Probe
 
 __all__ = [
     "Engine",
     "EngineBase",
     "arg_value",
-    "get_json",
-    "redact",
+    "norm_arg",
     "render_args",
 ]
-
-_SECRET_KEY = re.compile(
-    r"(api[_-]?key|secret|password|passwd|credential|(^|[_-])token$|(^|[_-])auth([_-]|$)|authorization)", re.IGNORECASE
-)
-REDACTED = "<redacted>"
 
 
 class Engine(Protocol):
@@ -46,15 +46,23 @@ class Engine(Protocol):
 
     def is_ready(self, client: httpx.Client) -> bool: ...
 
-    def server_info(self, client: httpx.Client) -> dict[str, Any] | None: ...
+    def introspect(self, client: httpx.Client) -> Introspection: ...
 
-    def version(self, client: httpx.Client, info: Mapping[str, Any] | None, cfg: RunConfig) -> str | None: ...
+    def launched_version(self, cfg: RunConfig) -> str | None:
+        """The version the harness knows from what it launches (an executable's ``--version``), else None."""
+        ...
+
+    def launched_versions(self, cfg: RunConfig) -> dict[str, str]:
+        """``environment.versions`` entries read from what the harness launches (build number, commit...)."""
+        ...
 
     def speculative(self, cfg: RunConfig) -> Speculative | None: ...
 
     def features(self, cfg: RunConfig) -> dict[str, bool | str | int | float]: ...
 
     def model_ref(self, cfg: RunConfig) -> ModelRef: ...
+
+    def model_label(self, cfg: RunConfig) -> ModelRef: ...
 
     def extra_body(self, cfg: RunConfig) -> dict[str, Any]: ...
 
@@ -96,27 +104,9 @@ def render_args(args: Mapping[str, ArgValue]) -> list[str]:
     return out
 
 
-def redact(value: Any) -> Any:
-    """A copy with the value of every secret-looking key replaced (server info may echo an api key)."""
-    if isinstance(value, Mapping):
-        return {
-            str(k): (REDACTED if _SECRET_KEY.search(str(k)) and v not in (None, "", False) else redact(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    return value
-
-
-def get_json(client: httpx.Client, path: str) -> Any:
-    """GET a JSON endpoint; None on any failure (missing endpoint, bad JSON, connection error)."""
-    try:
-        resp = client.get(path)
-        if resp.status_code != 200:
-            return None
-        return resp.json()
-    except (httpx.HTTPError, ValueError):
-        return None
+def norm_arg(name: str) -> str:
+    """``--tp_size`` / ``tp-size`` -> ``tp-size``: one spelling for a server argument's name."""
+    return name.lstrip("-").replace("_", "-").lower()
 
 
 class EngineBase:
@@ -124,6 +114,10 @@ class EngineBase:
 
     name = "openai"
     ready_paths: tuple[str, ...] = ("/health", "/v1/models")
+    arg_aliases: ClassVar[dict[str, str]] = {}
+    """Other spellings of a server argument -> the name the server reports it under (``tp`` -> ``tp-size``)."""
+    reported_defaults: ClassVar[dict[str, Any]] = {}
+    """Reported arguments a record keeps although the config does not name them, when not at this default."""
 
     @property
     def test_server(self) -> bool:
@@ -136,7 +130,7 @@ class EngineBase:
         args: dict[str, Any] = dict(cfg.server_args)
         if cfg.extra_args:
             args["extra_args"] = list(cfg.extra_args)
-        return redact(args)  # type: ignore[no-any-return]
+        return redact_value("server_args", args)  # type: ignore[no-any-return]
 
     def is_ready(self, client: httpx.Client) -> bool:
         for path in self.ready_paths:
@@ -147,12 +141,22 @@ class EngineBase:
                 return False
         return False
 
-    def server_info(self, client: httpx.Client) -> dict[str, Any] | None:
-        models = get_json(client, "/v1/models")
-        return {"models": redact(models)} if models is not None else None
+    def introspect(self, client: httpx.Client) -> Introspection:
+        """Ask the server what it is: engine, version, model, parallelism, speculative settings (``Observed``),
+        whatever engine the config names (a server of another kind, or the test server, is told apart)."""
+        from .introspect import introspect
 
-    def version(self, client: httpx.Client, info: Mapping[str, Any] | None, cfg: RunConfig) -> str | None:
+        return introspect(client, self.name)
+
+    @classmethod
+    def probe(cls, p: Probe) -> None:
+        """Read this engine's own info endpoints into ``p`` (the base: nothing beyond ``/v1/models``)."""
+
+    def launched_version(self, cfg: RunConfig) -> str | None:
         return None
+
+    def launched_versions(self, cfg: RunConfig) -> dict[str, str]:
+        return {}
 
     def speculative(self, cfg: RunConfig) -> Speculative | None:
         return None
@@ -161,6 +165,11 @@ class EngineBase:
         return {}
 
     def model_ref(self, cfg: RunConfig) -> ModelRef:
+        """The target model as recorded for a launched run (may read the weights file to fingerprint it)."""
+        return self.model_label(cfg)
+
+    def model_label(self, cfg: RunConfig) -> ModelRef:
+        """The target model as the config names it, without touching any file."""
         m = cfg.model
         return ModelRef(name=m.name, path=m.path, revision=m.revision, quantization=m.quantization)
 

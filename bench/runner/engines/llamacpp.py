@@ -3,9 +3,13 @@
 The command is ``llama-server -m MODEL --host H --port P --parallel N --metrics [--threads T] …`` plus every
 configured argument (use the long names: ``ctx-size``, ``batch-size``, ``ubatch-size``, ``spec-type``…).
 ``--parallel`` defaults to the largest level so every concurrent request gets a slot. Readiness is ``/health``;
-server info is ``/props`` plus ``/v1/models``; the version comes from ``--version`` or ``/props``'s
-``build_info``. Speculative acceptance is read per request from the final chunk's ``timings.draft_n`` and
-``timings.draft_n_accepted``.
+what the server is comes from ``/props`` (``model_path``, ``total_slots``, ``model_ftype``, ``build_info`` =
+``b<build>-<commit>``), ``/slots`` (each slot's ``speculative``: whether it drafts; the draft type is not
+reported: ``/props``'s ``speculative.types`` shows a default, not the server's setting, in the vendored
+llama.cpp of llama-cpp-python 0.3.36, ``tools/server/server-context.cpp`` ``get_res_props``) and ``/v1/models``.
+The version comes from ``--version`` (``version: X (build N, commit C)``, upstream ``version: N (C)``) or
+``/props``'s ``build_info``. Speculative acceptance is read per request from the final chunk's
+``timings.draft_n`` and ``timings.draft_n_accepted``.
 """
 
 from __future__ import annotations
@@ -14,23 +18,28 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bench.record.model import ModelRef, Speculative
+from bench.redact import redact_value
 
 from ..config import RunConfig
-from .base import EngineBase, arg_value, get_json, redact, render_args
+from .base import EngineBase, arg_value, render_args
 from .modelfile import resolve_model_path, sha256_file
 
-__all__ = ["LLAMA_SERVER_ENV", "LlamaCppEngine", "llama_server_binary"]
+if TYPE_CHECKING:
+    from .introspect import Probe
+
+__all__ = ["LLAMA_SERVER_ENV", "LlamaCppEngine", "llama_server_binary", "parse_build_info", "parse_version_text"]
 
 LLAMA_SERVER_ENV = "BENCHBOOK_LLAMA_SERVER"
 _VERSION = re.compile(r"^version:\s*(.+?)\s*$", re.MULTILINE)
+_VERSION_VENDORED = re.compile(r"^(?P<version>\S+) \(build (?P<build>-?\d+), commit (?P<commit>[^)\s]+)\)$")
+_VERSION_UPSTREAM = re.compile(r"^(?P<build>\d+) \((?P<commit>[^)\s]+)\)$")
+_BUILD_INFO = re.compile(r"^b(?P<build>\d+)-(?P<commit>\S+)$")
+_PLACEHOLDERS = frozenset({"unknown", ""})
 _SPEC_MAIN = ("spec-type", "spec-draft-n-max", "spec-ngram-simple-size-m", "spec-ngram-mod-n-max")
 
 
@@ -56,6 +65,39 @@ def _binary_version(binary: str) -> str | None:
     return m.group(1)
 
 
+def _build_versions(build: str | None, commit: str | None) -> dict[str, str]:
+    """Build number and commit, leaving out the placeholders of a build made outside git (build 0, "unknown")."""
+    out: dict[str, str] = {}
+    if build is not None and build not in ("0", "-1"):
+        out["llama.cpp-build"] = build
+    if commit is not None and commit.lower() not in _PLACEHOLDERS:
+        out["llama.cpp-commit"] = commit
+    return out
+
+
+def parse_version_text(text: str | None) -> dict[str, str]:
+    """``environment.versions`` entries from ``llama-server --version``'s first line (after ``version:``).
+
+    ``0.5.0-dev (build 0, commit unknown)`` (llama-cpp-python's vendored tree) -> ``{"llama.cpp": "0.5.0-dev"}``;
+    ``4589 (abc1234)`` (upstream) -> ``{"llama.cpp": "b4589", "llama.cpp-build": "4589", "llama.cpp-commit":
+    "abc1234"}``."""
+    if not text:
+        return {}
+    m = _VERSION_VENDORED.match(text.strip())
+    if m:
+        return {"llama.cpp": m.group("version"), **_build_versions(m.group("build"), m.group("commit"))}
+    m = _VERSION_UPSTREAM.match(text.strip())
+    if m:
+        return {"llama.cpp": f"b{m.group('build')}", **_build_versions(m.group("build"), m.group("commit"))}
+    return {"llama.cpp": text.strip()}
+
+
+def parse_build_info(text: str | None) -> dict[str, str]:
+    """``/props`` ``build_info`` (``b<build>-<commit>``) -> ``environment.versions`` entries."""
+    m = _BUILD_INFO.match(text or "")
+    return _build_versions(m.group("build"), m.group("commit")) if m else {}
+
+
 def _norm(key: str) -> str:
     return key.lstrip("-").replace("_", "-")
 
@@ -70,6 +112,8 @@ def _int(v: Any) -> int | None:
 class LlamaCppEngine(EngineBase):
     name = "llama.cpp"
     ready_paths = ("/health",)
+    arg_aliases: ClassVar[dict[str, str]] = {"np": "parallel"}
+    reported_defaults: ClassVar[dict[str, Any]] = {"parallel": None}
 
     def _model_file(self, cfg: RunConfig) -> Path:
         if not cfg.model.path:
@@ -96,33 +140,44 @@ class LlamaCppEngine(EngineBase):
         args: dict[str, Any] = {"model": cfg.model.path, **self._full_args(cfg)}
         if cfg.extra_args:
             args["extra_args"] = list(cfg.extra_args)
-        return redact(args)  # type: ignore[no-any-return]
+        return redact_value("server_args", args)  # type: ignore[no-any-return]
 
-    def server_info(self, client: httpx.Client) -> dict[str, Any] | None:
-        props = get_json(client, "/props")
-        models = get_json(client, "/v1/models")
-        if props is None and models is None:
-            return None
+    @classmethod
+    def probe(cls, p: Probe) -> None:
         info: dict[str, Any] = {}
-        if isinstance(props, dict):
-            # the chat template is long and not a performance fact; keep its fingerprint only
+        props = p.get("/props")
+        if isinstance(props, dict) and ("build_info" in props or "total_slots" in props):
+            p.set("engine", "llama.cpp", "/props")
             props = dict(props)
+            # the chat template is long and not a performance fact; keep its length only
             template = props.pop("chat_template", None)
             if isinstance(template, str):
                 info["chat_template_chars"] = len(template)
-            info["props"] = redact(props)
-        if models is not None:
-            info["models"] = redact(models)
-        return info
+            info["props"] = props
+            if isinstance(props.get("build_info"), str):
+                p.set("version", props["build_info"], "/props build_info")
+                p.versions.update({"llama.cpp": props["build_info"], **parse_build_info(props["build_info"])})
+            p.set_present(props, {"model": "model_path", "parallel_slots": "total_slots", "model_ftype": "model_ftype"},
+                          "/props")  # fmt: skip
+            if isinstance(props.get("total_slots"), int):
+                p.args["parallel"] = props["total_slots"]
+            settings = props.get("default_generation_settings")
+            if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int):
+                p.set("n_ctx_per_slot", settings["n_ctx"], "/props default_generation_settings")
+        slots = p.get("/slots") if "engine" in p.sources and p.engine == "llama.cpp" else None
+        if isinstance(slots, list) and slots and all(isinstance(s, dict) for s in slots):
+            flags = [s.get("speculative") for s in slots]
+            if all(isinstance(f, bool) for f in flags):
+                p.set("speculative", any(flags), "/slots")
+        if info:
+            info["models"] = p.models
+            p.info = info
 
-    def version(self, client: httpx.Client, info: Mapping[str, Any] | None, cfg: RunConfig) -> str | None:
-        from_binary = _binary_version(llama_server_binary(cfg))
-        if from_binary:
-            return from_binary
-        props = (info or {}).get("props")
-        if isinstance(props, dict) and isinstance(props.get("build_info"), str):
-            return str(props["build_info"])
-        return None
+    def launched_version(self, cfg: RunConfig) -> str | None:
+        return _binary_version(llama_server_binary(cfg))
+
+    def launched_versions(self, cfg: RunConfig) -> dict[str, str]:
+        return parse_version_text(_binary_version(llama_server_binary(cfg)))
 
     def speculative(self, cfg: RunConfig) -> Speculative | None:
         args = cfg.server_args
@@ -160,15 +215,14 @@ class LlamaCppEngine(EngineBase):
         return out
 
     def model_ref(self, cfg: RunConfig) -> ModelRef:
-        m = cfg.model
         path = self._model_file(cfg)
-        return ModelRef(
-            name=m.name or path.name,
-            path=m.path,
-            revision=m.revision,
-            sha256=sha256_file(path),
-            quantization=m.quantization,
-        )
+        label = self.model_label(cfg)
+        return label.model_copy(update={"name": cfg.model.name or path.name, "sha256": sha256_file(path)})
+
+    def model_label(self, cfg: RunConfig) -> ModelRef:
+        m = cfg.model
+        name = m.name or (Path(m.path.rsplit("/", 1)[-1]).name if m.path else None)
+        return ModelRef(name=name, path=m.path, revision=m.revision, quantization=m.quantization)
 
     def speculative_method(self, cfg: RunConfig) -> str | None:
         if self.speculative(cfg) is None:

@@ -1,12 +1,13 @@
-"""``bench.testserver``: the local synthetic server with exactly known timing. Records are marked test_server."""
+"""``bench.testserver``: the local synthetic server with exactly known timing. Records are marked test_server.
+
+The server announces itself (header ``x-benchbook-test-server`` on every response, ``owned_by:
+benchbook-testserver`` in ``/v1/models``); ``bench.runner.engines.introspect`` tells it apart whatever engine a
+config names, so a record measured against it always says ``provenance.test_server: true``.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
-from typing import Any
-
-import httpx
 
 from bench import __version__
 
@@ -38,8 +39,8 @@ class TestServerEngine(EngineBase):
             *cfg.extra_args,
         ]
 
-    def version(self, client: httpx.Client, info: Mapping[str, Any] | None, cfg: RunConfig) -> str | None:
-        return f"benchbook {__version__}"
+    def launched_version(self, cfg: RunConfig) -> str | None:
+        return f"benchbook {__version__}"  # the harness launches its own package's server
 
     def notes(self, cfg: RunConfig) -> list[str]:
         return ["synthetic test server (bench.testserver): timings are configured, not measured from a model"]
