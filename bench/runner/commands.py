@@ -1,9 +1,15 @@
-"""``bench run CONFIG``: launch (or attach to) a serving engine, sweep concurrency, write one record.
+"""``bench run CONFIG``: launch (or attach to) a serving engine, ask it what it is, sweep concurrency, write one
+record.
+
+Before measuring, the server is asked what it is (``bench.runner.claims`` explains what becomes fact, what
+stays a claim, and when a disagreement stops the run). The record keeps its recipe: the resolved config and the
+overrides (``bench rerun RECORD_ID`` measures it again).
 
 Exit status: 0 complete record (every level measured, none above its error threshold), 1 partial or failed
 record (the record and the terminal say why; also when the record file could not be written: its last good
 version stays), 2 bad config or command line, a records folder that cannot be written or an open-file limit too
-low for the levels (nothing launched, nothing written), 130 interrupted (the record keeps every finished level).
+low for the levels, or an attached server that is not what the config says (nothing launched or measured,
+nothing written), 130 interrupted (the record keeps every finished level).
 """
 
 from __future__ import annotations
@@ -22,19 +28,22 @@ from typing import Any
 import httpx
 from rich.console import Console
 
-from bench.record.model import Environment, Record, Server
+from bench.record.model import Environment, Recipe, Record
 from bench.record.store import new_record_id
 from bench.redact import redact_argv, redact_text, redact_value
 
+from .attach import MismatchError, Observation, apply, ask, loopback, mismatch_error, observe
+from .claims import reconcile
 from .config import ConfigError, RunConfig, load_config, parse_set, url_problem
 from .engines import EngineBase, get_engine
 from .engines.modelfile import ModelFileError
 from .launcher import LaunchError, ServerProcess, free_port, interrupts_raise
 from .preflight import check_records_dir, ensure_fd_limit
 from .progress import SweepProgress
+from .recipe import make_recipe
 from .sweep import RecordWriteError, SweepState, create, initial_record, make_plan, now_utc, run_sweep
 
-__all__ = ["cli_overrides", "dry_run_text", "execute", "register"]
+__all__ = ["add_allow_mismatch", "cli_overrides", "dry_run_text", "execute", "measure", "preflight", "register"]
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 _PORT_PLACEHOLDER = "<free port>"
@@ -72,7 +81,17 @@ def register(sub: Any) -> None:
         "--run-group", help="join this run group exactly (a campaign's repeats, run as separate jobs, share one)"
     )
     p.add_argument("--dry-run", action="store_true", help="print the server command and the plan, then exit")
+    add_allow_mismatch(p)
     p.set_defaults(handler=_handle)
+
+
+def add_allow_mismatch(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="measure even when the server reports another engine, model, speculative setting or parallelism than "
+        "the config: the record keeps both values and states the server's",
+    )
 
 
 def cli_overrides(args: argparse.Namespace) -> list[tuple[str, Any]]:
@@ -155,7 +174,8 @@ def _handle(args: argparse.Namespace) -> int:
     try:
         if args.url is not None and url_problem(args.url) is not None:
             raise ConfigError("--url", "url", str(url_problem(args.url)))
-        cfg = load_config(config_path, cli_overrides(args))
+        overrides = cli_overrides(args)
+        cfg = load_config(config_path, overrides)
         engine = get_engine(cfg.engine)
         try:
             prompt_set = load_prompt_set(cfg.prompt_set)
@@ -166,20 +186,53 @@ def _handle(args: argparse.Namespace) -> int:
             return EXIT_OK
         if cfg.url is None and engine.command(cfg, cfg.host, 1) is None:
             raise ConfigError(config_path, "url", f"engine {cfg.engine!r} cannot be launched: give --url")
-        if args.repeat < 1:
-            raise ConfigError("--repeat", "repeat", f"a count >= 1, got {args.repeat}")
-        check_records_dir(cfg.records_dir, "--records-dir" if args.records_dir else str(config_path))
-        raised = ensure_fd_limit(max(cfg.levels))
+        raised = preflight(cfg, args.repeat, "--records-dir" if args.records_dir else str(config_path))
     except (ConfigError, ModelFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if raised:
         print(f"note: {raised}", file=sys.stderr)
-    cfg = cfg.model_copy(update={"run_group": args.run_group or run_group_for(cfg, now_utc())})
+    recipe = make_recipe(cfg, config_path=config_path, overrides=overrides)
+    return measure(
+        cfg,
+        engine,
+        prompt_set,
+        log_dir=_log_dir(args),
+        repeat=args.repeat,
+        allow_mismatch=args.allow_mismatch,
+        recipe=recipe,
+        run_group=args.run_group,
+    )
+
+
+def preflight(cfg: RunConfig, repeat: int, records_label: str) -> str | None:
+    """Checks before anything is launched (raise ConfigError); a note when the open-file limit was raised."""
+    if repeat < 1:
+        raise ConfigError("--repeat", "repeat", f"a count >= 1, got {repeat}")
+    check_records_dir(cfg.records_dir, records_label)
+    return ensure_fd_limit(max(cfg.levels))
+
+
+def measure(
+    cfg: RunConfig,
+    engine: EngineBase,
+    prompt_set: Any,
+    *,
+    log_dir: Path,
+    repeat: int,
+    allow_mismatch: bool,
+    recipe: Recipe | None,
+    run_group: str | None = None,
+) -> int:
+    """Measure ``cfg`` ``repeat`` times (records sharing ``run_group``, else a fresh one); the exit status."""
+    cfg = cfg.model_copy(update={"run_group": run_group or run_group_for(cfg, now_utc())})
     worst = EXIT_OK
-    for _ in range(args.repeat):
+    for _ in range(repeat):
         try:
-            record = execute(cfg, engine, prompt_set, log_dir=_log_dir(args))
+            record = execute(cfg, engine, prompt_set, log_dir=log_dir, allow_mismatch=allow_mismatch, recipe=recipe)
+        except MismatchError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         except RecordWriteError as exc:  # nothing was launched when the file could not even be created
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_USAGE if exc.kept is None else EXIT_INCOMPLETE
@@ -198,44 +251,43 @@ def run_group_for(cfg: RunConfig, started: datetime) -> str:
     return f"{base}-{started.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
 
 
-def _environment(cfg: RunConfig, engine: EngineBase, server_env: Mapping[str, str]) -> Environment:
+def _environment(cfg: RunConfig, server_env: Mapping[str, str], *, launched: bool) -> Environment:
+    """The host's environment, with the packages of the Python that runs SGLang: for a launched SGLang the
+    interpreter the harness starts it with; for an attached one only a ``binary`` the config names, on this host
+    (a loopback URL): what it reads there is then the config's word (claimed, see ``attach.observe``)."""
     from .environment import capture_environment
 
-    env = capture_environment(server_env, engine_python=(cfg.binary or "python3") if cfg.engine == "sglang" else None)
+    python = None
+    if cfg.engine == "sglang" and launched:
+        python = cfg.binary or "python3"
+    elif cfg.engine == "sglang" and cfg.binary and loopback(cfg.url or ""):
+        python = cfg.binary
+    env = capture_environment(server_env, engine_python=python)
     set_vars = {k: redact_value(k, v) for k, v in cfg.server_env.items()}
-    features = {**env.features, **engine.features(cfg)}
-    return Environment.model_validate(
-        {**env.model_dump(), "env_vars": {**env.env_vars, **set_vars}, "features": features}
-    )
+    return env.model_copy(update={"env_vars": {**env.env_vars, **set_vars}})
 
 
-def recorded_server(
-    engine: EngineBase, cfg: RunConfig, url: str, command: list[str] | None, notes: list[str]
-) -> Server:
-    """The record's ``server``: the URL without user-info, the command line and every argument (``extra_args``
-    read as a command line) with secret values hidden. The real URL and command are used to run; never kept."""
-    args = dict(engine.recorded_args(cfg))
-    if isinstance(args.get("extra_args"), list):
-        args["extra_args"] = redact_argv([str(a) for a in args["extra_args"]])
-    return Server(
-        engine=engine.name,
-        url=redact_text(url),
-        command=redact_argv(command) if command is not None else None,
-        args=redact_value("", args),
-        notes=[redact_text(n) for n in notes],
-    )
-
-
-def _update_server(state: SweepState, **fields: Any) -> None:
-    data = state.record.model_dump()
-    data["server"] = {**data["server"], **fields}
-    state.write(Record.model_validate(data))
+def _announce(progress: SweepProgress, o: Observation) -> None:
+    for m in o.mismatches:
+        progress.message(f"mismatch kept (--allow-mismatch): {m.field}: config {m.claimed!r}, server {m.observed!r}")
+    if o.claims:
+        progress.message("claimed (the server does not report them): " + ", ".join(o.claims))
 
 
 def execute(
-    cfg: RunConfig, engine: EngineBase, prompt_set: Any, *, log_dir: Path, console: Console | None = None
+    cfg: RunConfig,
+    engine: EngineBase,
+    prompt_set: Any,
+    *,
+    log_dir: Path,
+    console: Console | None = None,
+    allow_mismatch: bool = False,
+    recipe: Recipe | None = None,
 ) -> Record | None:
-    """Launch or attach, sweep, and return the final record (None when interrupted)."""
+    """Launch or attach, ask the server what it is, sweep, and return the final record (None when interrupted).
+
+    Raises :class:`MismatchError` before any record file exists when an attached server is not what the config
+    says (unless ``allow_mismatch``)."""
     from .environment import capture_benchbook
 
     progress = SweepProgress(console)
@@ -247,43 +299,58 @@ def execute(
     base_url = cfg.url or f"http://{host}:{port}"
     server_env = {**os.environ, **cfg.server_env}
     log_path = log_dir / f"{record_id}.log"
-    notes = [*engine.notes(cfg)]
-    if command is not None:
-        notes.append(f"server log: {log_path}")
-    server = recorded_server(engine, cfg, base_url, command, notes)
-    state = create(
-        Path(cfg.records_dir),
-        initial_record(
-            cfg=cfg,
-            record_id=record_id,
-            created_at=created_at,
-            prompt_set=prompt_set,
-            server=server,
-            model=engine.model_ref(cfg),
-            speculative=engine.speculative(cfg),
-            environment=_environment(cfg, engine, server_env),
-            benchbook=capture_benchbook(),
-            test_server=engine.test_server,
-        ),
+    notes = [f"server log: {log_path}"] if command is not None else []
+    base_env = _environment(cfg, server_env, launched=command is not None)
+    intro = None
+    if command is None:
+        try:
+            with interrupts_raise():
+                intro = ask(engine, base_url)
+        except KeyboardInterrupt:
+            return None
+    rec = reconcile(cfg, engine, intro, argv=command)
+    if intro is not None and rec.mismatches and not allow_mismatch:
+        raise mismatch_error(rec, intro.observed, base_url, launched=False)
+    seen = observe(engine, rec, intro, url=base_url, command=command, base_environment=base_env, notes=notes)
+    first = initial_record(
+        cfg=rec.cfg,
+        record_id=record_id,
+        created_at=created_at,
+        prompt_set=prompt_set,
+        server=seen.server,
+        model=seen.model,
+        speculative=seen.speculative,
+        environment=seen.environment,
+        benchbook=capture_benchbook(),
+        test_server=seen.test_server,
     )
+    state = create(Path(cfg.records_dir), apply(first, seen, recipe=recipe.model_dump() if recipe else None))
     progress.message(f"record: {state.path}")
+    if intro is not None:
+        _announce(progress, seen)
     process: ServerProcess | None = None
     try:
         with interrupts_raise():
             try:
+                if command is None and intro is None:
+                    state.fail(f"the server at {redact_text(base_url)} is not ready (readiness check failed)")
+                    return _done(progress, state)
                 if command is not None:
-                    progress.message("server: " + shlex.join(redact_argv(command)))
+                    progress.message("server: " + shlex.join(seen.server.command or command))
                     process = ServerProcess(command, log_path=log_path, extra_env=cfg.server_env).start()
-                with httpx.Client(base_url=base_url, timeout=30.0) as http:
-                    if process is not None:
+                    with httpx.Client(base_url=base_url, timeout=30.0) as http:
                         took = process.wait_ready(lambda: engine.is_ready(http), timeout_s=cfg.ready_timeout_s)
                         progress.message(f"server ready after {took:.1f} s")
-                    elif not engine.is_ready(http):
-                        state.fail(f"the server at {server.url} is not ready (readiness check failed)")
+                        intro = engine.introspect(http)
+                    rec = reconcile(cfg, engine, intro, argv=command)
+                    seen = observe(
+                        engine, rec, intro, url=base_url, command=command, base_environment=base_env, notes=notes
+                    )
+                    state.write(apply(state.record, seen))
+                    _announce(progress, seen)
+                    if rec.mismatches and not allow_mismatch:
+                        state.fail(str(mismatch_error(rec, intro.observed, base_url, launched=True)), process.tail())
                         return _done(progress, state)
-                    info = engine.server_info(http)
-                    version = engine.version(http, info, cfg)
-                    _update_server(state, server_info=redact_value("", info), version=redact_value("", version))
                 with progress:
                     asyncio.run(
                         run_sweep(
@@ -293,8 +360,8 @@ def execute(
                             base_url=base_url,
                             server=process,
                             progress=progress,
-                            extra_body=engine.extra_body(cfg),
-                            speculative_method=engine.speculative_method(cfg),
+                            extra_body=engine.extra_body(rec.cfg),
+                            speculative_method=engine.speculative_method(rec.cfg),
                         )
                     )
             except LaunchError as exc:

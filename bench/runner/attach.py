@@ -1,0 +1,176 @@
+"""The record fields that come from asking the server (``bench.runner.claims`` decides what is fact).
+
+``observe`` builds everything a record states about its server — ``server`` (with ``observed`` and the engine's
+own payload), ``model``, ``draft_model``, ``speculative``, ``environment`` features and versions, ``claims``,
+``mismatches``, ``provenance.test_server`` — from a :class:`~bench.runner.claims.Reconciled`; ``apply`` puts them
+into a record. A launched run calls it twice (before the launch with the launch facts only, after the server is
+ready with what it reports); an attached run once, before its record file exists.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from bench.record.model import Environment, Mismatch, ModelRef, Observed, Record, Server, Speculative
+from bench.redact import redact_argv, redact_value
+
+from .claims import Reconciled, mismatch_message, observed_speculating, recorded_args
+from .config import RunConfig
+from .engines import EngineBase
+from .engines.introspect import Introspection
+from .engines.modelfile import sha256_file
+
+__all__ = ["MismatchError", "Observation", "apply", "ask", "mismatch_error", "observe"]
+
+
+class MismatchError(Exception):
+    """The server is not what the config says (and ``--allow-mismatch`` was not given): nothing was measured."""
+
+    def __init__(self, message: str, mismatches: tuple[Mismatch, ...]) -> None:
+        super().__init__(message)
+        self.mismatches = mismatches
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Record fields that come from the config as reconciled with the server."""
+
+    server: Server
+    model: ModelRef
+    draft_model: ModelRef | None
+    speculative: Speculative | None
+    environment: Environment
+    claims: tuple[str, ...]
+    mismatches: tuple[Mismatch, ...]
+    test_server: bool
+
+
+def ask(engine: EngineBase, url: str, timeout_s: float = 30.0) -> Introspection | None:
+    """Readiness, then introspection, of the server at ``url``; None when it is not ready."""
+    with httpx.Client(base_url=url, timeout=timeout_s) as http:
+        if not engine.is_ready(http):
+            return None
+        return engine.introspect(http)
+
+
+def mismatch_error(rec: Reconciled, obs: Observed, url: str, *, launched: bool) -> MismatchError:
+    what = (
+        "the server launched from this config does not run what it says"
+        if launched
+        else (f"the server at {url} is not what the config says")
+    )
+    done = "nothing was measured" if launched else "nothing was measured and no record was written"
+    message = (
+        f"{what} ({done}):\n{mismatch_message(rec.mismatches, obs)}\n"
+        "Point --url at the server the config describes, correct the config (or --set the field), or give "
+        "--allow-mismatch to measure anyway: the record then keeps both values and states the server's."
+    )
+    return MismatchError(message, rec.mismatches)
+
+
+def _loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _model(engine: EngineBase, cfg: RunConfig, *, launched: bool, url: str) -> ModelRef:
+    """A launched run fingerprints the weights it passed; an attached one only the file the server reports
+    loading, when that file is on this host (a loopback URL)."""
+    if launched:
+        return engine.model_ref(cfg)
+    label = engine.model_label(cfg)
+    path = Path(cfg.model.path) if cfg.model.path else None
+    if path is not None and path.is_absolute() and _loopback(url) and path.is_file():
+        return label.model_copy(update={"sha256": sha256_file(path)})
+    return label
+
+
+def _speculative(engine: EngineBase, cfg: RunConfig, obs: Observed | None) -> Speculative | None:
+    spec = engine.speculative(cfg)
+    if spec is None and obs is not None and observed_speculating(obs):
+        return Speculative(
+            algorithm=obs.speculative_algorithm or "unknown",
+            notes=f"the server reports speculative decoding ({obs.sources.get('speculative') or 'server info'}) "
+            "but not all of its settings",
+        )
+    return spec
+
+
+def observe(
+    engine: EngineBase,
+    rec: Reconciled,
+    intro: Introspection | None,
+    *,
+    url: str,
+    command: list[str] | None,
+    base_environment: Environment,
+    notes: list[str],
+) -> Observation:
+    launched = command is not None
+    cfg = rec.cfg
+    obs = intro.observed if intro is not None else None
+    version = engine.launched_version(cfg) if launched else None
+    if version is None and obs is not None and "version" in obs.sources:
+        version = obs.version
+    server = Server(
+        engine=rec.engine,
+        version=version,
+        url=url,
+        command=redact_argv(command) if command is not None else None,
+        args=recorded_args(engine, cfg, launched),
+        server_info=intro.info if intro is not None else None,
+        observed=obs,
+        notes=redact_value("notes", [*engine.notes(cfg), *rec.notes, *notes]),
+    )
+    draft = cfg.draft_model
+    versions = {
+        **(intro.versions if intro is not None else {}),
+        **base_environment.versions,
+        **(engine.launched_versions(cfg) if launched else {}),
+    }
+    environment = base_environment.model_copy(
+        update={"features": {**base_environment.features, **engine.features(cfg)}, "versions": versions}
+    )
+    return Observation(
+        server=server,
+        model=_model(engine, cfg, launched=launched, url=url),
+        draft_model=None
+        if draft is None
+        else ModelRef(name=draft.name, path=draft.path, revision=draft.revision, quantization=draft.quantization),
+        speculative=_speculative(engine, cfg, obs),
+        environment=Environment.model_validate(environment.model_dump()),
+        claims=rec.claims,
+        mismatches=tuple(
+            Mismatch(field=m.field, claimed=redact_value("", m.claimed), observed=redact_value("", m.observed))
+            for m in rec.mismatches
+        ),
+        test_server=rec.test_server,
+    )
+
+
+def apply(record: Record, o: Observation, **update: Any) -> Record:
+    """``record`` with the observation's fields (and ``update``), validated again."""
+    data = record.model_dump()
+    data.update(
+        server=o.server.model_dump(),
+        model=o.model.model_dump(),
+        draft_model=o.draft_model.model_dump() if o.draft_model is not None else None,
+        speculative=o.speculative.model_dump() if o.speculative is not None else None,
+        environment=o.environment.model_dump(),
+        claims=list(o.claims),
+        mismatches=[m.model_dump() for m in o.mismatches],
+        **update,
+    )
+    data["provenance"] = {**data["provenance"], "test_server": o.test_server}
+    return Record.model_validate(data)
