@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "validate": "bench.record.commands",
     "schema": "bench.record.commands",
     "run": "bench.runner.commands",
+    "rerun": "bench.runner.rerun",
     "prompts": "bench.runner.prompt_commands",
     "render": "bench.site.commands",
     "compare": "bench.compare.commands",
