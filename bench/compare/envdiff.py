@@ -1,4 +1,8 @@
-"""The environment diff: every field in which two records differ, levels, ids and timestamps aside."""
+"""The environment diff: every field in which two records differ, levels, ids and timestamps aside.
+
+A value that only the run config states (``Record.claims``) is flagged ``claimed_a`` / ``claimed_b`` so that
+``bench diff`` and the site can mark it; the claims list itself and the stored recipe are not compared.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,20 @@ from .context import Role, role_of
 __all__ = ["IGNORED_FIELDS", "FieldDiff", "environment_diff", "flatten_record"]
 
 # Fields that identify a record or its measurements rather than describe its set-up.
-IGNORED_FIELDS: frozenset[str] = frozenset({"id", "created_at", "levels", "provenance.measured_at", "schema_version"})
+IGNORED_FIELDS: frozenset[str] = frozenset(
+    {
+        "id",
+        "created_at",
+        "levels",
+        "provenance.measured_at",
+        "schema_version",
+        "claims",  # shown as marks on the claimed values
+        "recipe.config",  # how to measure again, not what was measured
+        "recipe.command",
+        "recipe.overrides",
+        "recipe.config_path",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -24,6 +41,8 @@ class FieldDiff:
     a: Any
     b: Any
     role: Role
+    claimed_a: bool = False
+    claimed_b: bool = False
 
 
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
@@ -55,6 +74,8 @@ def environment_diff(a: Record, b: Record) -> list[FieldDiff]:
     """
     fa, fb = flatten_record(a), flatten_record(b)
     rows = [
-        FieldDiff(k, fa.get(k), fb.get(k), role_of(k)) for k in sorted(fa.keys() | fb.keys()) if fa.get(k) != fb.get(k)
+        FieldDiff(k, fa.get(k), fb.get(k), role_of(k), a.is_claimed(k) and k in fa, b.is_claimed(k) and k in fb)
+        for k in sorted(fa.keys() | fb.keys())
+        if fa.get(k) != fb.get(k)
     ]
     return sorted(rows, key=lambda r: (r.role != "context", r.field))

@@ -283,17 +283,28 @@ def render_comparison_text(c: Comparison, *, width: int = 120) -> str:
     return _console_text(*parts, width=width)
 
 
+def _claimed(flag: bool, *, md: bool = False) -> str:
+    """The mark of a value only the run config states (the server did not report it)."""
+    return "" if not flag else " *(claimed)*" if md else " (claimed)"
+
+
 def render_diff_markdown(rows: Sequence[FieldDiff], label_a: str = "a", label_b: str = "b") -> str:
     if not rows:
         return "The two records do not differ in any field (levels, ids and timestamps aside).\n"
     lines = [f"| field | role | {_md(label_a)} | {_md(label_b)} |", "|---|---|---|---|"]
     for d in rows:
-        lines.append(f"| `{_md(d.field)}` | {d.role} | {_md(_value(d.a))} | {_md(_value(d.b))} |")
+        a, b = _md(_value(d.a)) + _claimed(d.claimed_a, md=True), _md(_value(d.b)) + _claimed(d.claimed_b, md=True)
+        lines.append(f"| `{_md(d.field)}` | {d.role} | {a} | {b} |")
     return "\n".join(lines) + "\n"
 
 
 def render_diff_json(rows: Sequence[FieldDiff]) -> list[dict[str, Any]]:
-    return [{"field": d.field, "role": d.role, "a": d.a, "b": d.b} for d in rows]
+    out: list[dict[str, Any]] = []
+    for d in rows:
+        row: dict[str, Any] = {"field": d.field, "role": d.role, "a": d.a, "b": d.b}
+        row.update({k: True for k, v in (("claimed_a", d.claimed_a), ("claimed_b", d.claimed_b)) if v})
+        out.append(row)
+    return out
 
 
 def render_diff_text(rows: Sequence[FieldDiff], label_a: str = "a", label_b: str = "b", *, width: int = 120) -> str:
@@ -301,7 +312,7 @@ def render_diff_text(rows: Sequence[FieldDiff], label_a: str = "a", label_b: str
         return "The two records do not differ in any field (levels, ids and timestamps aside).\n"
     table = Table("field", "role", label_a, label_b, title=f"{len(rows)} differing field(s)")
     for d in rows:
-        table.add_row(d.field, d.role, _value(d.a), _value(d.b))
+        table.add_row(d.field, d.role, _value(d.a) + _claimed(d.claimed_a), _value(d.b) + _claimed(d.claimed_b))
     return _console_text(table, width=width)
 
 

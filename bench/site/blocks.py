@@ -6,7 +6,7 @@ fragment lands on, so that links are relative to it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench.record.load import LoadedRecord
@@ -134,7 +134,9 @@ def fact(v: Any) -> str:
     return md_text(v)
 
 
-def environment_rows(env: Environment) -> list[tuple[str, str]]:
+def environment_rows(env: Environment, *, claimed: Callable[[str], str] | None = None) -> list[tuple[str, str]]:
+    """Label and value of each environment fact; ``claimed(dotted field)`` returns a mark for a claimed value."""
+    mark = claimed or (lambda _field: "")
     g = env.gpu
     rows: list[tuple[str, str]] = [
         ("GPU", md_text(gpu_text(env))),
@@ -150,7 +152,10 @@ def environment_rows(env: Environment) -> list[tuple[str, str]]:
     if not any(k.startswith("NCCL_") for k in env.env_vars):
         rows.append((md_text("NCCL_* variables"), NOT_STATED))
     rows += [(md_text(f"{k} version"), fact(v)) for k, v in sorted(env.versions.items())]
-    rows += [(md_text(FEATURE_LABELS.get(k, k.replace("_", " "))), fact(v)) for k, v in sorted(env.features.items())]
+    rows += [
+        (md_text(FEATURE_LABELS.get(k, k.replace("_", " "))), fact(v) + mark(f"environment.features.{k}"))
+        for k, v in sorted(env.features.items())
+    ]
     rows += [(md_text(f"info: {k}"), fact(v)) for k, v in sorted(env.info.items())]
     return rows
 

@@ -8,6 +8,7 @@ from typing import Any
 from bench.compare import environment_diff
 from bench.record.model import Record
 
+from .claims import CLAIMED
 from .escape import md_code, md_text
 from .fmt import NOT_STATED
 from .tables import md_table
@@ -32,11 +33,19 @@ def diff_table(a: Record, b: Record, label_a: str, label_b: str) -> str:
     if not rows:
         return "*The two records do not differ in any field (levels, ids and timestamps aside).*\n"
     body = [
-        [md_code(d.field), "**context**" if d.role == "context" else "info", _value(d.a), _value(d.b)] for d in rows
+        [
+            md_code(d.field),
+            "**context**" if d.role == "context" else "info",
+            _value(d.a) + (f" {CLAIMED}" if d.claimed_a else ""),
+            _value(d.b) + (f" {CLAIMED}" if d.claimed_b else ""),
+        ]
+        for d in rows
     ]
     n_ctx = sum(d.role == "context" for d in rows)
     summary = (
         f"{len(rows)} field(s) differ, {n_ctx} of them context (a context difference splits a comparison; "
         "info is shown only)."
     )
+    if any(d.claimed_a or d.claimed_b for d in rows):
+        summary += f" A value marked {CLAIMED} is only the run config's statement: the server did not report it."
     return summary + "\n\n" + md_table(["Field", "Role", md_text(label_a), md_text(label_b)], body) + "\n"

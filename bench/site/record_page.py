@@ -11,6 +11,7 @@ from bench.record.model import Level, Metric, ModelRef, Record
 
 from .blocks import admonition, chart_figure, environment_rows, experiment_link, fact
 from .chartdata import ChartLine, concurrency_chart, percentile_chart
+from .claims import claimed_mark, observed_section, recipe_section
 from .escape import front_matter_title, md_code, md_code_block, md_text
 from .failed import record_failed_levels
 from .fmt import NOT_STATED, fmt_date, fmt_metric, fmt_number, fmt_stat
@@ -244,24 +245,40 @@ def _charts(record: Record) -> str:
     return ("## Charts\n\n" + "\n".join(parts)) if parts else ""
 
 
-def _model(ref: ModelRef | None, label: str) -> list[list[str]]:
+def _model(record: Record, ref: ModelRef | None, label: str, field: str) -> list[list[str]]:
     if ref is None:
         return []
+
+    def mark(name: str) -> str:
+        return claimed_mark(record, f"{field}.{name}")
+
     return [
-        [f"{label}", fact(ref.name)],
-        [f"{label} revision", fact(ref.revision)],
-        [f"{label} quantization", fact(ref.quantization)],
+        [f"{label}", fact(ref.name) + mark("name")],
+        [f"{label} revision", fact(ref.revision) + mark("revision")],
+        [f"{label} quantization", fact(ref.quantization) + mark("quantization")],
         [f"{label} sha256", md_code(ref.sha256) if ref.sha256 else NOT_STATED],
     ]
 
 
 def _server(record: Record) -> str:
     s = record.server
-    rows = [["Engine", md_text(s.engine)], ["Version", fact(s.version)], ["URL", fact(s.url)]]
+    rows = [
+        ["Engine", md_text(s.engine) + claimed_mark(record, "server.engine")],
+        ["Version", fact(s.version)],
+        ["URL", fact(s.url)],
+    ]
     out = ["## Server", "", md_table(["Field", "Value"], rows)]
     if s.args:
-        arg_rows = [[md_code(k), md_text(json.dumps(v, ensure_ascii=False))] for k, v in sorted(s.args.items())]
-        out += ["", "Launch arguments:", "", md_table(["Argument", "Value"], arg_rows)]
+        arg_rows = [
+            [md_code(k), md_text(json.dumps(v, ensure_ascii=False)) + claimed_mark(record, f"server.args.{k}")]
+            for k, v in sorted(s.args.items())
+        ]
+        what = (
+            "Launch arguments"
+            if s.command or s.observed is None
+            else "Server arguments (as the config states them, with what the server reports)"
+        )
+        out += ["", f"{what}:", "", md_table(["Argument", "Value"], arg_rows)]
     else:
         out += ["", "Launch arguments: not stated."]
     if s.command:
@@ -277,6 +294,11 @@ def _server(record: Record) -> str:
             ),
         ]
     return "\n".join(out) + "\n"
+
+
+def _observed(record: Record) -> str:
+    """What the server reported vs what the config claims (records measured since benchbook asks)."""
+    return observed_section(record) if record.server.observed or record.claims or record.mismatches else ""
 
 
 _PREFIX_TEXT = {
@@ -368,17 +390,27 @@ def record_markdown(
         ["Created", fmt_date(record.created_at)],
         ["Provenance", md_text(record.provenance.kind)],
         ["Status", md_text(record.status.state)],
-        ["Engine", md_text(record.server.engine + (f" {record.server.version}" if record.server.version else ""))],
-        *_model(record.model, "Model"),
-        *_model(record.draft_model, "Draft model"),
-        ["Speculative decoding", md_text(sp.algorithm) if sp and sp.algorithm else "none"],
+        [
+            "Engine",
+            md_text(record.server.engine + (f" {record.server.version}" if record.server.version else ""))
+            + claimed_mark(record, "server.engine"),
+        ],
+        *_model(record, record.model, "Model", "model"),
+        *_model(record, record.draft_model, "Draft model", "draft_model"),
+        [
+            "Speculative decoding",
+            (md_text(sp.algorithm) if sp and sp.algorithm else "none") + claimed_mark(record, "speculative.algorithm"),
+        ],
     ]
     if sp is not None and sp.algorithm:
         summary += [
-            ["Speculative steps", fact(sp.num_steps)],
-            ["Speculative topk", fact(sp.topk)],
-            ["Draft tokens", fact(sp.num_draft_tokens)],
-            *[[md_code(k), md_text(json.dumps(v))] for k, v in sorted(sp.extra.items())],
+            ["Speculative steps", fact(sp.num_steps) + claimed_mark(record, "speculative.num_steps")],
+            ["Speculative topk", fact(sp.topk) + claimed_mark(record, "speculative.topk")],
+            ["Draft tokens", fact(sp.num_draft_tokens) + claimed_mark(record, "speculative.num_draft_tokens")],
+            *[
+                [md_code(k), md_text(json.dumps(v)) + claimed_mark(record, f"speculative.extra.{k}")]
+                for k, v in sorted(sp.extra.items())
+            ],
         ]
         if sp.notes:
             summary.append(["Speculation notes", md_text(sp.notes)])
@@ -422,10 +454,15 @@ def record_markdown(
         _figure_notes(levels),
         "## Environment",
         "",
-        md_table(["Field", "Value"], [list(r) for r in environment_rows(record.environment)]),
+        md_table(
+            ["Field", "Value"],
+            [list(r) for r in environment_rows(record.environment, claimed=lambda f: claimed_mark(record, f))],
+        ),
         "",
         _server(record),
+        *(part for part in (_observed(record),) if part),
         _workload(record),
+        *(part for part in (recipe_section(record),) if part),
         *sections,
     ]
     return "\n".join(part for part in out if part is not None).rstrip() + "\n"
