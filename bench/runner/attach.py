@@ -26,7 +26,7 @@ from .engines import EngineBase
 from .engines.introspect import Introspection
 from .engines.modelfile import sha256_file
 
-__all__ = ["MismatchError", "Observation", "apply", "ask", "mismatch_error", "observe"]
+__all__ = ["MismatchError", "Observation", "apply", "ask", "loopback", "mismatch_error", "observe"]
 
 
 class MismatchError(Exception):
@@ -74,7 +74,8 @@ def mismatch_error(rec: Reconciled, obs: Observed, url: str, *, launched: bool) 
     return MismatchError(message, rec.mismatches)
 
 
-def _loopback(url: str) -> bool:
+def loopback(url: str) -> bool:
+    """The URL's host is this machine."""
     host = urlsplit(url).hostname or ""
     if host == "localhost":
         return True
@@ -91,7 +92,7 @@ def _model(engine: EngineBase, cfg: RunConfig, *, launched: bool, url: str) -> M
         return engine.model_ref(cfg)
     label = engine.model_label(cfg)
     path = Path(cfg.model.path) if cfg.model.path else None
-    if path is not None and path.is_absolute() and _loopback(url) and path.is_file():
+    if path is not None and path.is_absolute() and loopback(url) and path.is_file():
         return label.model_copy(update={"sha256": sha256_file(path)})
     return label
 
@@ -134,11 +135,14 @@ def observe(
         notes=redact_value("notes", [*engine.notes(cfg), *rec.notes, *notes]),
     )
     draft = cfg.draft_model
-    versions = {
-        **(intro.versions if intro is not None else {}),
-        **base_environment.versions,
-        **(engine.launched_versions(cfg) if launched else {}),
-    }
+    reported = intro.versions if intro is not None else {}
+    if launched:
+        versions = {**reported, **base_environment.versions, **engine.launched_versions(cfg)}
+        env_claims: list[str] = []
+    else:  # what an attached server reports wins; what this host's Python says is the config's word
+        versions = {**base_environment.versions, **reported}
+        env_claims = [f"environment.versions.{k}" for k in sorted(versions) if k not in reported]
+        env_claims += [f"environment.{k}" for k in ("cuda_runtime", "nccl_version") if getattr(base_environment, k)]
     environment = base_environment.model_copy(
         update={"features": {**base_environment.features, **engine.features(cfg)}, "versions": versions}
     )
@@ -150,7 +154,7 @@ def observe(
         else ModelRef(name=draft.name, path=draft.path, revision=draft.revision, quantization=draft.quantization),
         speculative=_speculative(engine, cfg, obs),
         environment=Environment.model_validate(environment.model_dump()),
-        claims=rec.claims,
+        claims=tuple(sorted({*rec.claims, *env_claims})),
         mismatches=tuple(
             Mismatch(field=m.field, claimed=redact_value("", m.claimed), observed=redact_value("", m.observed))
             for m in rec.mismatches

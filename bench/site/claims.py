@@ -72,7 +72,7 @@ def observed_section(record: Record) -> str:
             rows.append([md_code(name), _value(value), md_code(obs.sources.get(name, "?"))])
         out.append("What the server reported about itself, and where each fact was read:")
         out += ["", md_table(["Fact", "Reported", "Endpoint"], rows) if rows else "*It reported nothing.*", ""]
-        asked = ", ".join(f"`{md_text(p)}` {s if s is not None else 'no answer'}" for p, s in obs.endpoints.items())
+        asked = ", ".join(f"{md_code(p)} {s if s is not None else 'no answer'}" for p, s in obs.endpoints.items())
         out.append(f"Endpoints asked (HTTP status): {asked or NOT_STATED}.")
     out.append("")
     if record.claims:

@@ -132,15 +132,16 @@ def test_eagle3_config_attached_to_a_plain_sglang_server_is_refused(tmp_path: Pa
 
 
 def test_silent_config_attached_to_an_ngram_sglang_server(tmp_path: Path) -> None:
-    """The H200 NGRAM case: the record's speculative settings are the server's, its versions what it reports,
-    and the local Python is never probed for an attached server's packages."""
-    marker = tmp_path / "probed"
+    """The H200 NGRAM case: the record's speculative settings are the server's; its versions what it reports, and
+    what the config's Python on this host says only as the config's word (claimed)."""
     fake_python = tmp_path / "python"
-    fake_python.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n", encoding="utf-8")
+    fake_python.write_text(f"#!/bin/sh\necho '{json.dumps(H200_PROBE)}'\n", encoding="utf-8")
     fake_python.chmod(0o755)
     cfg = _sglang_config(tmp_path, binary=str(fake_python))
     with sglang_standin("ngram") as server:
         proc = _bench("run", str(cfg), "--url", url_of(server), "--records-dir", str(tmp_path / "r"), *SMALL)
+        plain = _bench("run", str(_sglang_config(tmp_path)), "--url", url_of(server), "--records-dir",
+                       str(tmp_path / "plain"), *SMALL)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (record,) = _records(tmp_path / "r")
     spec = record.speculative
@@ -151,14 +152,22 @@ def test_silent_config_attached_to_an_ngram_sglang_server(tmp_path: Path) -> Non
         8,
     )
     assert record.levels[0].speculative is not None and record.levels[0].speculative.verify_steps
-    assert record.server.version == "0.5.17" and record.environment.versions == {"sglang": "0.5.17"}
-    assert not marker.exists()
+    assert record.server.version == "0.5.17" and record.environment.versions["sglang"] == "0.5.17"
+    assert not record.is_claimed("environment.versions.sglang")  # the server reports it
+    assert record.environment.versions["sglang-kernel"] == "0.4.5"
+    for claimed in ("environment.versions.sglang-kernel", "environment.versions.torch", "environment.cuda_runtime"):
+        assert record.is_claimed(claimed), record.claims
     obs = record.server.observed
     assert obs is not None and obs.tp_size == 1 and obs.sources["tp_size"] == "/server_info"
     assert obs.model == "STAGE/smol" and obs.sources["model"] == "/model_info"
     assert obs.extra["max_running_requests"] == 48
-    assert record.claims == ["model.name"] and record.model.path == "STAGE/smol"
+    assert record.is_claimed("model.name") and record.model.path == "STAGE/smol"
+    assert not any(c.startswith(("speculative", "server.args")) for c in record.claims)
     assert record.server.server_info is not None and record.server.server_info["speculative_algorithm"] == "NGRAM"
+    # without a Python named in the config, this host's packages are never read for an attached server
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    (bare,) = _records(tmp_path / "plain")
+    assert bare.environment.versions == {"sglang": "0.5.17"} and bare.claims == ["model.name"]
 
 
 # the SGLang 0.5.17 packages of the H200 run (/work/shared/sglang-h200/README.md, wheels.txt)
