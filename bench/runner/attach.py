@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bench.record.model import Environment, Mismatch, ModelRef, Observed, Record, Server, Speculative
-from bench.redact import redact_argv, redact_value
+from bench.redact import redact_argv, redact_text, redact_value
 
 from .claims import Reconciled, mismatch_message, observed_speculating, recorded_args
 from .config import RunConfig
@@ -63,7 +63,7 @@ def mismatch_error(rec: Reconciled, obs: Observed, url: str, *, launched: bool) 
     what = (
         "the server launched from this config does not run what it says"
         if launched
-        else (f"the server at {url} is not what the config says")
+        else (f"the server at {redact_text(url)} is not what the config says")
     )
     done = "nothing was measured" if launched else "nothing was measured and no record was written"
     message = (
@@ -127,7 +127,7 @@ def observe(
     server = Server(
         engine=rec.engine,
         version=version,
-        url=url,
+        url=redact_text(url),
         command=redact_argv(command) if command is not None else None,
         args=recorded_args(engine, cfg, launched),
         server_info=intro.info if intro is not None else None,
