@@ -4,7 +4,7 @@ Every payload is what a real SGLang 0.5.17 answered on the H200 machine (``/work
 not a guess:
 
 * ``/server_info`` and ``/get_server_info`` (0.5.17 serves both; the old route logs a deprecation warning):
-  ``fixtures/sglang-0.5.17/server_info-baseline.json`` is the payload kept in benchbook record
+  ``fixtures/sglang/server_info-baseline.json`` is the payload kept in benchbook record
   ``observed/benchbook-main/20261201T105918Z-baseline-generate-388416b.json`` (``server.server_info``); the NGRAM
   and EAGLE-3 servers' payloads are that one with the changes in ``server_info-ngram.diff.json`` and
   ``server_info-eagle3-tree.diff.json`` (from the ``ngram-generate`` and ``eagle3-tree`` records). In sglang
@@ -40,7 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-FIXTURES = Path(__file__).parent / "fixtures" / "sglang-0.5.17"
+FIXTURES = Path(__file__).parent / "fixtures" / "sglang"
 VARIANTS = ("baseline", "ngram", "eagle3-tree")
 
 

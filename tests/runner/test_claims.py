@@ -67,7 +67,8 @@ def test_silent_config_on_an_ngram_server_records_the_servers_speculation() -> N
     assert not any(c.startswith(("speculative", "server.args.speculative")) for c in rec.claims)
     assert rec.claims == ("model.name",)  # "SmolLM2-135M-Instruct" is a label; the server reports STAGE/smol
     assert any("does not mention speculative decoding" in n and "NGRAM" in n for n in rec.notes)
-    assert get_engine("sglang").speculative_method(rec.cfg) == "per-request meta_info.spec_verify_ct (native /generate)"
+    method = get_engine("sglang").speculative_method(rec.cfg)  # the sweep reads the per-level figures
+    assert method is not None and "spec_verify_ct" in method
 
 
 def test_matching_eagle3_config_states_observed_values_and_claims_only_the_unreported() -> None:
