@@ -20,8 +20,8 @@ from bench.errors import FieldError
 from bench.record.load import load_records
 from bench.record.model import Record
 
-from .commands import EXIT_USAGE, _log_dir, add_allow_mismatch, measure
-from .config import ConfigError, apply_overrides, parse_config, parse_set
+from .commands import EXIT_USAGE, _log_dir, add_allow_mismatch, measure, preflight
+from .config import ConfigError, apply_overrides, parse_config, parse_set, url_problem
 from .engines import get_engine
 from .engines.modelfile import ModelFileError
 from .recipe import make_recipe, redacted_fields
@@ -94,6 +94,8 @@ def _handle(args: argparse.Namespace) -> int:
         record = find_record(args.record_id, Path(args.records_dir))
         overrides = [parse_set(item) for item in args.set]
         if args.url:
+            if url_problem(args.url) is not None:
+                raise ConfigError("--url", "url", str(url_problem(args.url)))
             overrides.append(("url", args.url))
         overrides.append(("records_dir", args.records_dir))
         cfg = parse_config(rerun_config(record, overrides), f"record {record.id}: recipe.config")
@@ -111,9 +113,12 @@ def _handle(args: argparse.Namespace) -> int:
                 f"{record.workload.prompt_set_hash} as when record {record.id} was measured, got "
                 f"{prompt_set.content_hash}: the prompts changed, so a rerun would measure another workload",
             )
+        raised = preflight(cfg, args.repeat, "--records-dir")
     except (FieldError, ModelFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if raised:
+        print(f"note: {raised}", file=sys.stderr)
     user_overrides = [o for o in overrides if o[0] != "records_dir"]
     config_path = record.recipe.config_path if record.recipe else None
     recipe = make_recipe(cfg, config_path=config_path, overrides=user_overrides, rerun_of=record.id)
