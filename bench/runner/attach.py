@@ -124,12 +124,15 @@ def observe(
     version = engine.launched_version(cfg) if launched else None
     if version is None and obs is not None and "version" in obs.sources:
         version = obs.version
+    args = dict(recorded_args(engine, cfg, launched))
+    if isinstance(args.get("extra_args"), list):  # raw arguments: redacted as a command line
+        args["extra_args"] = redact_argv([str(a) for a in args["extra_args"]])
     server = Server(
         engine=rec.engine,
         version=version,
         url=redact_text(url),
         command=redact_argv(command) if command is not None else None,
-        args=recorded_args(engine, cfg, launched),
+        args=redact_value("", args),
         server_info=intro.info if intro is not None else None,
         observed=obs,
         notes=redact_value("notes", [*engine.notes(cfg), *rec.notes, *notes]),
