@@ -24,7 +24,7 @@ from .claims import Reconciled, mismatch_message, observed_speculating, recorded
 from .config import RunConfig
 from .engines import EngineBase
 from .engines.introspect import Introspection
-from .engines.modelfile import sha256_file
+from .engines.modelfile import local_weights
 
 __all__ = ["MismatchError", "Observation", "apply", "ask", "loopback", "mismatch_error", "observe"]
 
@@ -85,16 +85,21 @@ def loopback(url: str) -> bool:
         return False
 
 
+def _fingerprinted(ref: ModelRef, *, launched: bool, url: str) -> ModelRef:
+    """``ref`` with the sha256 (and a converted or trained model's provenance file) of the weights at its path,
+    read on this host: for a launched run, or for an attached server on this host (a loopback URL) whose
+    reported path this is. Anything already stated (a GGUF's own fingerprint) is kept."""
+    path = Path(ref.path) if ref.path else None
+    if path is None or not path.is_absolute() or not (launched or loopback(url)):
+        return ref
+    found = {k: v for k, v in local_weights(path).items() if not getattr(ref, k)}
+    return ref.model_copy(update=found) if found else ref
+
+
 def _model(engine: EngineBase, cfg: RunConfig, *, launched: bool, url: str) -> ModelRef:
-    """A launched run fingerprints the weights it passed; an attached one only the file the server reports
-    loading, when that file is on this host (a loopback URL)."""
-    if launched:
-        return engine.model_ref(cfg)
-    label = engine.model_label(cfg)
-    path = Path(cfg.model.path) if cfg.model.path else None
-    if path is not None and path.is_absolute() and loopback(url) and path.is_file():
-        return label.model_copy(update={"sha256": sha256_file(path)})
-    return label
+    """A launched run fingerprints the weights it passed; an attached one only the weights the server reports
+    loading, when they are on this host (a loopback URL)."""
+    return _fingerprinted(engine.model_ref(cfg) if launched else engine.model_label(cfg), launched=launched, url=url)
 
 
 def _speculative(engine: EngineBase, cfg: RunConfig, obs: Observed | None) -> Speculative | None:
@@ -154,7 +159,11 @@ def observe(
         model=_model(engine, cfg, launched=launched, url=url),
         draft_model=None
         if draft is None
-        else ModelRef(name=draft.name, path=draft.path, revision=draft.revision, quantization=draft.quantization),
+        else _fingerprinted(
+            ModelRef(name=draft.name, path=draft.path, revision=draft.revision, quantization=draft.quantization),
+            launched=launched,
+            url=url,
+        ),
         speculative=_speculative(engine, cfg, obs),
         environment=Environment.model_validate(environment.model_dump()),
         claims=tuple(sorted({*rec.claims, *env_claims})),

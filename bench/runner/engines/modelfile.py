@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 from pathlib import Path
+from typing import Any
 
-__all__ = ["ModelFileError", "resolve_model_path", "sha256_file"]
+__all__ = ["PROVENANCE_FILES", "ModelFileError", "local_weights", "resolve_model_path", "sha256_file"]
 
 PACKAGE_PREFIX = "package:"
 
@@ -49,3 +51,40 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+PROVENANCE_FILES = ("conversion.json", "train.json")
+"""Files beside a model folder's weights that say how the weights were made (scripts/h200/sglang writes them)."""
+
+
+def _flat(data: Any, prefix: str = "") -> dict[str, str]:
+    if isinstance(data, dict):
+        out: dict[str, str] = {}
+        for k, v in data.items():
+            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: data if isinstance(data, str) else json.dumps(data)}
+
+
+def local_weights(path: Path) -> dict[str, Any]:
+    """What this host can say about the weights at ``path`` (``ModelRef`` fields): the sha256 of a weights file,
+    or of a model folder's one ``*.safetensors`` file (a sharded folder gets none), and the folder's
+    provenance file (``conversion.json`` of a converted model, ``train.json`` of a trained draft head) as
+    ``conversion``. Nothing for a path that is not here."""
+    if path.is_file():
+        return {"sha256": sha256_file(path)}
+    if not path.is_dir():
+        return {}
+    out: dict[str, Any] = {}
+    shards = sorted(path.glob("*.safetensors"))
+    if len(shards) == 1:
+        out["sha256"] = sha256_file(shards[0])
+    for name in PROVENANCE_FILES:
+        meta = path / name
+        if meta.is_file():
+            try:
+                out["conversion"] = _flat(json.loads(meta.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                continue
+            break
+    return out
