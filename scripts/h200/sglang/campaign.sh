@@ -2,7 +2,7 @@
 # The h200-sglang measurements, in phases that each fit one device call (run ON the H200 machine after
 # `remote.sh setup`; every server stays up between calls while the machine is warm).
 #
-#   campaign.sh serve      # assemble the EAGLE-3 head from .h200sg-head/, start the five servers, wait for them
+#   campaign.sh serve      # assemble the EAGLE-3 head (carried in the payload), start the five servers, wait
 #   campaign.sh core       # baseline x2 and NGRAM x2, full sweeps (attached)
 #   campaign.sh more       # EAGLE-3 tree and chain (attached), then the three one-change pairs at C=1, 8, 64:
 #                          # prompts repeated (prefix cache), the OpenAI chat route, --incremental-streaming-output
@@ -33,7 +33,7 @@ run() { $R run "$@" --set "description='$SHARED'" || echo "bench run exited $?";
 
 case "${1:?usage: campaign.sh serve|core|more|launched}" in
   serve)
-    python3 "$HERE/train_eagle3.py" --target /tmp/sg/smol --out "$HEAD" --assemble .h200sg-head/trained.safetensors
+    python3 "$HERE/train_eagle3.py" --target /tmp/sg/smol --out "$HEAD" --assemble /tmp/sg/trained.safetensors
     $R serve baseline 30001 "${ARGS[@]}"
     $R serve incremental 30002 "${ARGS[@]}" --incremental-streaming-output
     $R serve ngram 30003 "${ARGS[@]}" --speculative-algorithm NGRAM --speculative-num-draft-tokens 8

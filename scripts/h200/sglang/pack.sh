@@ -50,15 +50,19 @@ if [ ! -f "$WORK/payload.done" ]; then
   touch "$WORK/payload.done"
 fi
 
-# One stream of the three files, split into parts; each carried part folder gets one or more pieces.
+# One stream of the files, split into parts; each carried part folder gets one or more pieces. A trained EAGLE-3
+# head brought back from an earlier call (HEAD_DIR, default .h200sg-head/: trained.safetensors + train.json,
+# see train_eagle3.py --assemble) travels in the same stream.
+HEAD_DIR="${HEAD_DIR:-$ROOT/.h200sg-head}"
+files=("$WORK/payload/site.tar.xz" "$WORK/payload/fi.tar.xz" "$WORK/payload/model.whl")
+[ -f "$HEAD_DIR/trained.safetensors" ] && files+=("$HEAD_DIR/trained.safetensors" "$HEAD_DIR/train.json")
 rm -rf "$ROOT/.h200sg"; mkdir -p "$ROOT/.h200sg"
-total=$(cat "$WORK"/payload/{site.tar.xz,fi.tar.xz,model.whl} | wc -c)
+total=$(cat "${files[@]}" | wc -c)
 parts=$(( (total + MAX_PART - 1) / MAX_PART ))
 PART_BYTES=$(( (total + parts - 1) / parts ))
-(cd "$WORK/payload" && cat site.tar.xz fi.tar.xz model.whl) | split -b "$PART_BYTES" -d -a 2 - "$ROOT/.h200sg/piece."
-cp "$WORK/payload/SHA256SUMS" "$ROOT/.h200sg/"
-stat -c '%n %s' "$WORK/payload/site.tar.xz" "$WORK/payload/fi.tar.xz" "$WORK/payload/model.whl" \
-  | awk '{n=$1; sub(".*/", "", n); print n, $2}' > "$ROOT/.h200sg/SIZES"
+cat "${files[@]}" | split -b "$PART_BYTES" -d -a 2 - "$ROOT/.h200sg/piece."
+(for f in "${files[@]}"; do (cd "$(dirname "$f")" && sha256sum "$(basename "$f")"); done) > "$ROOT/.h200sg/SHA256SUMS"
+stat -c '%n %s' "${files[@]}" | awk '{n=$1; sub(".*/", "", n); print n, $2}' > "$ROOT/.h200sg/SIZES"
 git rev-parse HEAD > "$ROOT/.h200sg/commit"
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then echo true; else echo false; fi > "$ROOT/.h200sg/dirty"
 i=1
