@@ -9,7 +9,7 @@
 #   campaign.sh launched   # one baseline sweep launched by bench run itself (C=1, 8, 64)
 #
 # All five servers are resident on the one GPU while any of them is measured (each holds
-# --mem-fraction-static 0.1); the records' descriptions say so. Records and logs come back as tarballs in $OUT.
+# --mem-fraction-static 0.1, started one after another: see remote.sh serve); the records' descriptions say so. Records and logs come back as tarballs in $OUT.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
@@ -33,7 +33,8 @@ run() { $R run "$@" --set "description='$SHARED'" || echo "bench run exited $?";
 
 case "${1:?usage: campaign.sh serve|core|more|launched}" in
   serve)
-    python3 "$HERE/train_eagle3.py" --target /tmp/sg/smol --out "$HEAD" --assemble /tmp/sg/trained.safetensors
+    PYTHONPATH="/tmp/sg/site:$ROOT" python3 "$HERE/train_eagle3.py" --target /tmp/sg/smol --out "$HEAD" \
+      --assemble /tmp/sg/trained.safetensors
     $R serve baseline 30001 "${ARGS[@]}"
     $R serve incremental 30002 "${ARGS[@]}" --incremental-streaming-output
     $R serve ngram 30003 "${ARGS[@]}" --speculative-algorithm NGRAM --speculative-num-draft-tokens 8

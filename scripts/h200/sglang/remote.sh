@@ -84,13 +84,26 @@ EOF
     setsid python3 -m sglang.launch_server --model-path "$SG/smol" --host 127.0.0.1 --port "$port" "$@" \
       > "$SG/logs/$name.log" 2>&1 < /dev/null &
     echo $! > "$SG/pids/$name"
+    echo "$port" > "$SG/pids/$name.port"
+    # SGLang sizes its KV cache from the memory free when it starts: a second server started before the first
+    # has taken its share fails ("Loaded weights leave no GPU memory for the KV cache"). Return once this one
+    # has allocated its pool (or died), so servers started one after another never race for memory.
+    for _ in $(seq 1 120); do
+      grep -q "Memory pool end" "$SG/logs/$name.log" 2>/dev/null && break
+      kill -0 "$(cat "$SG/pids/$name")" 2>/dev/null || { echo "$name exited:"; tail -5 "$SG/logs/$name.log"; exit 1; }
+      sleep 1
+    done
     ;;
   wait)
     timeout=300; ports=()
     while [ $# -gt 0 ]; do case "$1" in --timeout) timeout="$2"; shift 2 ;; *) ports+=("$1"); shift ;; esac; done
     for port in "${ports[@]}"; do
+      pidfile="$(grep -lx "$port" "$SG"/pids/*.port 2>/dev/null | head -1)"; pidfile="${pidfile%.port}"
       until curl -sf -o /dev/null "http://127.0.0.1:$port/health_generate"; do
         if [ $(( $(date +%s) - t0 )) -gt "$timeout" ]; then echo "port $port not ready after $(el)"; exit 1; fi
+        if [ -n "$pidfile" ] && ! kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+          echo "port $port: its server exited after $(el):"; tail -5 "$SG/logs/$(basename "$pidfile").log"; exit 1
+        fi
         sleep 2
       done
       echo "port $port ready after $(el)"
@@ -108,11 +121,11 @@ EOF
   stop)
     which="${1:?name or all}"
     for f in "$SG"/pids/*; do
-      [ -f "$f" ] || continue
+      [ -f "$f" ] && [ "${f%.port}" = "$f" ] || continue
       n="$(basename "$f")"
       if [ "$which" = all ] || [ "$which" = "$n" ]; then
         kill -TERM -- "-$(cat "$f")" 2>/dev/null || true; sleep 2; kill -KILL -- "-$(cat "$f")" 2>/dev/null || true
-        rm -f "$f"; echo "stopped $n"
+        rm -f "$f" "$f.port"; echo "stopped $n"
       fi
     done
     ;;
