@@ -148,8 +148,22 @@ def _records(c: _Call) -> str:
     return _no_experiment(c, exp) or records_table(c.site.experiments[exp], c.page, columns="short")
 
 
+def _pair_by_ids(c: _Call) -> tuple[Record, Record] | str:
+    """Two records named by id, from any experiments (``experiment`` left out): e.g. two engines side by side."""
+    ids = (c.args.get("baseline", ""), c.args.get("candidate", ""))
+    if not all(_RECORD_ID.match(v) for v in ids):
+        raise _BadArgs("without experiment=, give baseline= and candidate= as record ids")
+    a, b = (c.site.by_id.get(v) for v in ids)
+    if a is None or b is None:
+        missing = [v for v, r in zip(ids, (a, b), strict=True) if r is None]
+        return _missing(f"No record {', '.join(repr(v) for v in missing)} in this build.")
+    return a.record, b.record
+
+
 def _pair(c: _Call) -> tuple[Record, Record] | str:
     """The (baseline, candidate) records a comparison shortcode names, or the visible box saying what is missing."""
+    if "experiment" not in c.args:
+        return _pair_by_ids(c)
     exp = c.slug("experiment")
     if (none := _no_experiment(c, exp)) is not None:
         return none
@@ -272,9 +286,9 @@ SHORTCODES: dict[str, tuple[Callable[[_Call], str], frozenset[str], frozenset[st
     "latest": (_latest, frozenset(), frozenset({"n"})),
     "record-errors": (_record_errors, frozenset(), frozenset()),
     "records": (_records, frozenset({"experiment"}), frozenset()),
-    "compare": (_compare, frozenset({"experiment", "candidate"}), frozenset({"baseline", "metrics"})),
-    "verdict": (_verdict, frozenset({"experiment", "candidate"}), frozenset({"baseline"})),
-    "diff": (_diff, frozenset({"experiment", "candidate"}), frozenset({"baseline"})),
+    "compare": (_compare, frozenset({"candidate"}), frozenset({"experiment", "baseline", "metrics"})),
+    "verdict": (_verdict, frozenset({"candidate"}), frozenset({"experiment", "baseline"})),
+    "diff": (_diff, frozenset({"candidate"}), frozenset({"experiment", "baseline"})),
     "chart": (_chart, frozenset({"experiment", "metric"}), frozenset()),
     "tradeoff": (_tradeoff, frozenset({"experiment"}), frozenset()),
     "percentiles": (_percentiles, frozenset({"experiment", "metric"}), frozenset()),
