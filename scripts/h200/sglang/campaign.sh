@@ -3,9 +3,11 @@
 # `remote.sh setup`; every server stays up between calls while the machine is warm).
 #
 #   campaign.sh serve      # assemble the EAGLE-3 head (carried in the payload), start the five servers, wait
-#   campaign.sh core       # baseline x2 and NGRAM x2, full sweeps (attached)
-#   campaign.sh more       # EAGLE-3 tree and chain (attached), then the three one-change pairs at C=1, 8, 64:
-#                          # prompts repeated (prefix cache), the OpenAI chat route, --incremental-streaming-output
+#   campaign.sh core       # baseline x2 and NGRAM x2, full sweeps (attached)               [first session]
+#   campaign.sh eagle      # EAGLE-3 tree x2 and chain x1, full sweeps (attached)
+#   campaign.sh more       # baseline x1, NGRAM x1 on its fresh server, then the three one-change pairs at
+#                          # C=1, 8, 64: prompts repeated (prefix cache), the OpenAI chat route,
+#                          # --incremental-streaming-output; and raw streams from each server as test fixtures
 #   campaign.sh launched   # one baseline sweep launched by bench run itself (C=1, 8, 64)
 #
 # All five servers are resident on the one GPU while any of them is measured (each holds
@@ -29,9 +31,25 @@ pack() {  # records and logs back through $OUT (at most 8 files a call)
   ls -la "$OUT"
 }
 
+fixtures() {  # one streamed /generate and one chat stream per server, raw, for the CPU replay tests
+  mkdir -p "$OUT/fixtures"
+  local body='{"text": "Write a Python function that reverses a list.", "stream": true,
+    "sampling_params": {"max_new_tokens": 24, "temperature": 0}}'
+  local chat='{"model": "default", "stream": true, "max_tokens": 24, "temperature": 0,
+    "stream_options": {"include_usage": true}, "messages": [{"role": "user", "content": "Reverse a list in Python."}]}'
+  for s in baseline:30001 incremental:30002 ngram:30003 eagle3-tree:30004 eagle3-chain:30005; do
+    curl -sN -m 30 -H 'content-type: application/json' -d "$body" "http://127.0.0.1:${s#*:}/generate" \
+      > "$OUT/fixtures/${s%%:*}-generate-stream.sse" || true
+    curl -sN -m 30 -H 'content-type: application/json' -d "$chat" "http://127.0.0.1:${s#*:}/v1/chat/completions" \
+      > "$OUT/fixtures/${s%%:*}-chat-stream.sse" || true
+    curl -s -m 10 "http://127.0.0.1:${s#*:}/server_info" > "$OUT/fixtures/server_info-${s%%:*}.json" || true
+  done
+  tar -C "$OUT" -czf "$OUT/fixtures.tar.gz" fixtures && rm -rf "$OUT/fixtures"
+}
+
 run() { $R run "$@" --set "description='$SHARED'" || echo "bench run exited $?"; }
 
-case "${1:?usage: campaign.sh serve|core|more|launched}" in
+case "${1:?usage: campaign.sh serve|core|eagle|more|launched}" in
   serve)
     PYTHONPATH="/tmp/sg/site:$ROOT" python3 "$HERE/train_eagle3.py" --target /tmp/sg/smol --out "$HEAD" \
       --assemble /tmp/sg/trained.safetensors
@@ -50,13 +68,19 @@ case "${1:?usage: campaign.sh serve|core|more|launched}" in
     run $C/ngram.yaml --url http://127.0.0.1:30003 --repeat 2
     pack core
     ;;
-  more)
-    run $C/eagle3-tree.yaml --url http://127.0.0.1:30004
+  eagle)
+    run $C/eagle3-tree.yaml --url http://127.0.0.1:30004 --repeat 2
     run $C/eagle3-chain.yaml --url http://127.0.0.1:30005
+    pack eagle
+    ;;
+  more)
+    run $C/baseline.yaml --url http://127.0.0.1:30001
+    run $C/ngram.yaml --url http://127.0.0.1:30003
     few=(--levels 1,8,64)
     run $C/baseline.yaml --url http://127.0.0.1:30001 --variant baseline-repeated --set prefix=repeated "${few[@]}"
     run $C/baseline-chat.yaml --url http://127.0.0.1:30001 "${few[@]}"
     run $C/baseline-incremental.yaml --url http://127.0.0.1:30002 "${few[@]}"
+    fixtures
     pack more
     ;;
   launched)
