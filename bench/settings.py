@@ -1,7 +1,10 @@
-"""``benchbook.yaml``: per-experiment comparison settings and the regression thresholds.
+"""``benchbook.yaml``, the repository's settings: per-experiment baseline and treatment, the evidence a verdict
+needs, the regression thresholds and the repository's web address.
 
-The file is optional; without it the defaults below apply (``Settings()``). A bad file raises
-``SettingsError`` naming the file, the field and what was expected.
+The one reader of the file: ``bench compare``, ``bench render``, the MkDocs hooks and the PR gate all call
+:func:`load_settings`. The file is optional; without it the defaults below apply (``Settings()``). A bad file
+(unreadable, bad YAML, a key given twice, an unknown key or a bad value) raises :class:`SettingsError` naming the
+file, the field and what was expected.
 """
 
 from __future__ import annotations
@@ -111,6 +114,12 @@ def parse_settings(data: Any, path: Path | str) -> Settings:
         raise from_validation_error(SettingsError, path, exc) from None
 
 
-def load_settings(path: Path) -> Settings:
-    """Read and validate a settings file; ``SettingsError`` on any problem."""
-    return parse_settings(read_yaml_file(path, SettingsError), path)
+def load_settings(path: Path | str | None = None, *, root: Path | None = None) -> Settings:
+    """The settings in effect. With ``path``, that file (it must exist); else ``<root>/benchbook.yaml`` (``root``
+    defaults to the current folder) when there is one; else the defaults. ``SettingsError`` on any problem."""
+    if path is None:
+        found = (root if root is not None else Path()) / DEFAULT_SETTINGS_FILE
+        if not found.is_file():
+            return Settings()
+        path = found
+    return parse_settings(read_yaml_file(Path(path), SettingsError), path)
