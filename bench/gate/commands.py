@@ -14,8 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .check import run_check
-from .gitrepo import GateEnvError
+from .check import GateEnvError, run_check
 from .report import build_report, render_json
 from .report_md import render_markdown
 

@@ -12,11 +12,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-import git
-
 from bench.record import Record, RecordError, load_record
 
-__all__ = ["LoadedTree", "content_hash", "is_record_path", "load_tree", "tree_files", "worktree_files"]
+__all__ = ["LoadedTree", "content_hash", "is_record_path", "load_tree", "worktree_files"]
 
 
 def content_hash(record: Record) -> str:
@@ -35,22 +33,6 @@ def is_record_path(rel: str, records_dir: str) -> bool:
         and parts[-1].endswith(".json")
         and not parts[-1].startswith(".")
     )
-
-
-def tree_files(repo: git.Repo, commit: str, records_dir: str) -> dict[str, bytes]:
-    """Every file under ``records_dir`` at ``commit``: repository-relative path -> content."""
-    tree = repo.commit(commit).tree
-    try:
-        sub = tree / records_dir
-    except KeyError:
-        return {}
-    if not isinstance(sub, git.Tree):  # a file, not a folder
-        return {}
-    out: dict[str, bytes] = {}
-    for item in sub.traverse():
-        if isinstance(item, git.Blob):
-            out[str(item.path)] = item.data_stream.read()
-    return out
 
 
 def worktree_files(root: Path, records_dir: str) -> dict[str, bytes]:

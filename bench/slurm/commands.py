@@ -14,12 +14,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.git import CommitError, commit_files
 from bench.redact import redact_argv
 
 from .campaign import Campaign, CampaignError, expand, load_campaign
 from .cluster import Runner, SlurmError, default_runner, sbatch, task_states
 from .collect import TaskOutcome, collect, exit_status, render_json, render_text
-from .gitcommit import CommitError, commit_files
 from .plan import (
     PLAN_FILE,
     Plan,

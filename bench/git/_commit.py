@@ -17,6 +17,8 @@ from pathlib import Path
 
 import git
 
+from ._repo import RepositoryError, commit_of, open_repo
+
 __all__ = ["DEFAULT_BASES", "CommitError", "CommitResult", "commit_files"]
 
 _ZERO = "0" * 40
@@ -40,13 +42,6 @@ class CommitResult:
 def _checked_out_branches(repo: git.Repo) -> set[str]:
     out = str(repo.git.worktree("list", "--porcelain"))
     return {line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("branch ")}
-
-
-def _rev(repo: git.Repo, ref: str) -> str | None:
-    try:
-        return str(repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")).strip() or None
-    except git.GitCommandError:
-        return None
 
 
 def _write_blobs(repo: git.Repo, sources: list[Path], tmp: Path) -> list[str]:
@@ -75,9 +70,9 @@ def commit_files(
     ``base`` (default: the first of :data:`DEFAULT_BASES`) when it does not exist. A path already on the
     branch with the same content is skipped; with other content it is refused (records are append-only)."""
     try:
-        repo = git.Repo(repo_path, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise CommitError(f"not a git repository: {repo_path}") from None
+        repo = open_repo(repo_path)
+    except RepositoryError as exc:
+        raise CommitError(str(exc)) from None
     try:
         return _commit(repo, branch, files, message, base)
     finally:
@@ -95,9 +90,9 @@ def _commit(repo: git.Repo, branch: str, files: Mapping[str, Path], message: str
             f"--commit {branch}: that branch is checked out in a worktree; name a branch that is not checked out "
             "(the collector never moves a checked-out branch)"
         )
-    old = _rev(repo, ref)
+    old = commit_of(repo, ref)
     bases = (base,) if base is not None else DEFAULT_BASES
-    parent = old or next((sha for b in bases if (sha := _rev(repo, b)) is not None), None)
+    parent = old or next((sha for b in bases if (sha := commit_of(repo, b)) is not None), None)
     if parent is None:
         raise CommitError(f"--commit {branch}: the branch does not exist and no base ({', '.join(bases)}) has a commit")
     existing: dict[str, str] = {}

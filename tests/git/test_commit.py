@@ -6,10 +6,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from slurm_repo import GIT_ENV, Repo
+from git_helpers import GIT_ENV, Repo
 
-import bench.slurm.gitcommit as gitcommit
-from bench.slurm.gitcommit import CommitError, commit_files
+import bench.git._commit as commit_module
+from bench.git import CommitError, commit_files
 
 
 @pytest.fixture(autouse=True)
@@ -88,13 +88,13 @@ def test_a_branch_moved_meanwhile_is_not_overwritten(
     user_repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     commit_files(user_repo.root, "campaign/x", _files(tmp_path, 1), "first")
-    real = gitcommit._write_blobs
+    real = commit_module._write_blobs
 
     def racing(*args: object, **kwargs: object) -> list[str]:  # someone else moves the branch mid-commit
         user_repo.git("branch", "-f", "campaign/x", "main")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(gitcommit, "_write_blobs", racing)
+    monkeypatch.setattr(commit_module, "_write_blobs", racing)
     with pytest.raises(CommitError, match="moved"):
         commit_files(user_repo.root, "campaign/x", _files(tmp_path, 1, start=3), "second")
     assert user_repo.git("rev-parse", "campaign/x").strip() == user_repo.git("rev-parse", "main").strip()
