@@ -15,7 +15,7 @@ from bench.record.model import Level, LevelErrors, LevelSpeculative, Metric, Pre
 from bench.redact import redact_text
 
 from .client import RequestResult
-from .load import LevelRun
+from .load_generator import LevelRun
 from .stats import describe
 
 __all__ = [

@@ -42,7 +42,7 @@ from bench.record.store import create_record_file, record_path, replace_record_f
 from .client import RequestResult, RequestSpec, StreamingClient
 from .config import RunConfig
 from .launcher import crash_cause, deferred_signals
-from .load import LevelRun, run_level
+from .load_generator import LevelRun, run_level
 from .metrics import summarize_level
 from .outcome import AbortPolicy, finish_record, stopped_level
 from .workload import cache_policy, prefix_marker, with_marker

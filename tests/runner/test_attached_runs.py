@@ -38,7 +38,7 @@ def _records(root: Path) -> list[Record]:
 def test_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     log = tmp_path_factory.mktemp("ts") / "server.log"
-    command = [sys.executable, "-m", "bench.testserver", "--port", str(port), "--ttft-ms", "2", "--itl-ms", "1"]
+    command = [sys.executable, "-m", "bench.testing.testserver", "--port", str(port), "--ttft-ms", "2", "--itl-ms", "1"]
     with ServerProcess(command, log_path=log) as server:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
             server.wait_ready(lambda: get_engine("testserver").is_ready(http), timeout_s=30)

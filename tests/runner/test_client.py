@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.runner.client import RequestResult, RequestSpec, StreamingClient, build_request
-from bench.runner.load import LevelRun
+from bench.runner.load_generator import LevelRun
 from bench.runner.metrics import FORMULA_ITL_SPREAD, FORMULA_ITL_UNKNOWN_CHUNKING, summarize_level
 from bench.runner.sse import SSEDecoder
-from bench.testserver import StreamLog, TestServerConfig, expected_timing, serve
+from bench.testing.testserver import StreamLog, TestServerConfig, expected_timing, serve
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 MS = 1e6

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bench.record.model import Level
 from bench.runner.client import RequestResult
-from bench.runner.load import LevelRun
+from bench.runner.load_generator import LevelRun
 from bench.runner.metrics import (
     FORMULA_ITL_ONE_PER_CHUNK,
     FORMULA_ITL_SPREAD,

@@ -18,7 +18,7 @@ from bench.record.model import Level
 from bench.runner.client import RequestResult, RequestSpec, StreamingClient
 from bench.runner.config import RunConfig
 from bench.runner.engines.sglang import SGLangEngine
-from bench.runner.load import LevelRun
+from bench.runner.load_generator import LevelRun
 from bench.runner.metrics import FORMULA_ACCEPT_LENGTH, FORMULA_ACCEPTANCE_RATE, summarize_level
 from bench.runner.native import split_chunk
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from bench.runner.client import RequestResult, RequestSpec, StreamingClient
-from bench.runner.load import LevelRun, run_level
+from bench.runner.load_generator import LevelRun, run_level
 from bench.runner.metrics import summarize_level
-from bench.testserver import ServerStats, TestServerConfig, serve
+from bench.testing.testserver import ServerStats, TestServerConfig, serve
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
-from bench.testserver import HEADER, TestServerConfig, chunk_plan, expected_timing, precise_event_loop, serve
+from bench.testing.testserver import HEADER, TestServerConfig, chunk_plan, expected_timing, precise_event_loop, serve
 
 T = TypeVar("T")
 
@@ -188,7 +188,18 @@ def test_sustains_a_thousand_concurrent_streams() -> None:
 
 def test_command_line_serves_and_stops_on_sigterm() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.testserver", "--port", "0", "--ttft-ms", "1", "--itl-ms", "1", "--no-usage"],
+        [
+            sys.executable,
+            "-m",
+            "bench.testing.testserver",
+            "--port",
+            "0",
+            "--ttft-ms",
+            "1",
+            "--itl-ms",
+            "1",
+            "--no-usage",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -207,7 +218,7 @@ def test_command_line_serves_and_stops_on_sigterm() -> None:
 
 def test_command_line_refuses_a_bad_configuration() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.testserver", "--port", "0", "--tokens-per-chunk", "0"],
+        [sys.executable, "-m", "bench.testing.testserver", "--port", "0", "--tokens-per-chunk", "0"],
         capture_output=True,
         text=True,
         timeout=30,
@@ -328,14 +339,14 @@ def test_fault_fields_are_validated() -> None:
 
 def test_command_line_process_faults() -> None:
     start = subprocess.run(
-        [sys.executable, "-m", "bench.testserver", "--port", "0", "--exit-at-start", "3"],
+        [sys.executable, "-m", "bench.testing.testserver", "--port", "0", "--exit-at-start", "3"],
         capture_output=True,
         text=True,
         timeout=30,
     )
     assert start.returncode == 3 and "injected start-up failure (--exit-at-start 3)" in start.stderr
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.testserver", "--port", "0", "--ttft-ms", "1", "--itl-ms", "1",
+        [sys.executable, "-m", "bench.testing.testserver", "--port", "0", "--ttft-ms", "1", "--itl-ms", "1",
          "--die-after-requests", "2", "--ignore-sigterm"],
         stdout=subprocess.PIPE,
         text=True,

@@ -1,0 +1,2 @@
+"""Instruments for testing the harness: :mod:`bench.testing.testserver`, a streaming server whose timing is known
+exactly (``engine: testserver`` in a config; records measured against it say ``provenance.test_server``)."""
