@@ -19,8 +19,7 @@ from bench.record import RecordError, create_record_file, dump_record, record_pa
 from bench.record.model import SLUG
 from bench.redact import looks_like_secret
 
-from .base import Run, build_records, group_runs
-from .formats import FORMATS, parse_file
+from . import FORMATS, Run, build_records, group_runs, parse_file
 
 __all__ = ["register"]
 

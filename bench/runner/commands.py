@@ -40,6 +40,7 @@ from .engines.modelfile import ModelFileError
 from .launcher import LaunchError, ServerProcess, free_port, interrupts_raise
 from .preflight import check_records_dir, ensure_fd_limit
 from .progress import SweepProgress
+from .prompts import PromptSet, PromptSetError, load_prompt_set
 from .recipe import make_recipe
 from .sweep import RecordWriteError, SweepState, create, initial_record, make_plan, now_utc, run_sweep
 
@@ -128,7 +129,7 @@ def _log_dir(args: argparse.Namespace) -> Path:
     return Path(cache) / "benchbook" / "logs"
 
 
-def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: Any) -> str:
+def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: PromptSet) -> str:
     """The server command and the sweep plan (pure apart from resolving a local model file)."""
     lines = [f"experiment {cfg.experiment} / variant {cfg.variant} / engine {engine.name}"]
     if cfg.url:
@@ -168,8 +169,6 @@ def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: Any) -> str:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from .prompts import load_prompt_set
-
     config_path = Path(args.config)
     try:
         if args.url is not None and url_problem(args.url) is not None:
@@ -179,7 +178,7 @@ def _handle(args: argparse.Namespace) -> int:
         engine = get_engine(cfg.engine)
         try:
             prompt_set = load_prompt_set(cfg.prompt_set)
-        except Exception as exc:  # the prompt-set loader's own errors name the set's file
+        except PromptSetError as exc:  # it names the set's file, line and field
             raise ConfigError(config_path, "prompt_set", f"a loadable prompt set ({exc})") from None
         if args.dry_run:
             print(dry_run_text(cfg, engine, prompt_set))
@@ -216,7 +215,7 @@ def preflight(cfg: RunConfig, repeat: int, records_label: str) -> str | None:
 def measure(
     cfg: RunConfig,
     engine: EngineBase,
-    prompt_set: Any,
+    prompt_set: PromptSet,
     *,
     log_dir: Path,
     repeat: int,
@@ -277,7 +276,7 @@ def _announce(progress: SweepProgress, o: Observation) -> None:
 def execute(
     cfg: RunConfig,
     engine: EngineBase,
-    prompt_set: Any,
+    prompt_set: PromptSet,
     *,
     log_dir: Path,
     console: Console | None = None,

@@ -24,6 +24,7 @@ from .commands import EXIT_USAGE, _log_dir, add_allow_mismatch, measure, preflig
 from .config import ConfigError, apply_overrides, parse_config, parse_set, url_problem
 from .engines import get_engine
 from .engines.modelfile import ModelFileError
+from .prompts import PromptSetError, load_prompt_set
 from .recipe import make_recipe, redacted_fields
 
 __all__ = ["PLAN_FIELDS", "RerunError", "find_record", "register", "rerun_config"]
@@ -88,8 +89,6 @@ def rerun_config(record: Record, overrides: list[tuple[str, Any]]) -> dict[str, 
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from .prompts import load_prompt_set
-
     try:
         record = find_record(args.record_id, Path(args.records_dir))
         overrides = [parse_set(item) for item in args.set]
@@ -102,7 +101,7 @@ def _handle(args: argparse.Namespace) -> int:
         engine = get_engine(cfg.engine)
         try:
             prompt_set = load_prompt_set(cfg.prompt_set)
-        except Exception as exc:  # the loader's own errors name the set's file
+        except PromptSetError as exc:  # it names the set's file, line and field
             raise RerunError(
                 f"record {record.id}", "recipe.config.prompt_set", f"a loadable prompt set ({exc})"
             ) from None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +45,7 @@ from .launcher import crash_cause, deferred_signals
 from .load_generator import LevelRun, run_level
 from .metrics import summarize_level
 from .outcome import AbortPolicy, finish_record, stopped_level
+from .prompts import PromptSet
 from .workload import cache_policy, prefix_marker, with_marker
 
 __all__ = [
@@ -61,28 +62,6 @@ __all__ = [
     "run_sweep",
     "with_level",
 ]
-
-
-class _Prompt(Protocol):
-    @property
-    def messages(self) -> Any: ...
-
-    @property
-    def text(self) -> str: ...
-
-
-class _PromptSet(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def description(self) -> str | None: ...
-
-    @property
-    def prompts(self) -> Sequence[Any]: ...
-
-    @property
-    def content_hash(self) -> str: ...
 
 
 class _Server(Protocol):
@@ -104,14 +83,8 @@ def make_plan(cfg: RunConfig) -> list[LevelPlan]:
     return [LevelPlan(c, cfg.requests_for(c), cfg.warmup_for(c)) for c in cfg.levels]
 
 
-def _prompt_payload(prompt: Any, api: str) -> str | list[dict[str, str]]:
-    if api == "chat":
-        return [dict(m) for m in prompt.messages]
-    return str(prompt.text)
-
-
 def make_specs(
-    prompt_set: _PromptSet,
+    prompt_set: PromptSet,
     count: int,
     cfg: RunConfig,
     *,
@@ -130,7 +103,8 @@ def make_specs(
         raise ValueError(f"prompt set {prompt_set.name!r} has no prompts")
 
     def payload(i: int) -> str | list[dict[str, str]]:
-        raw = _prompt_payload(prompts[(offset + i) % len(prompts)], cfg.api)
+        prompt = prompts[(offset + i) % len(prompts)]
+        raw = prompt.chat() if cfg.api == "chat" else prompt.text
         return with_marker(raw, prefix_marker(nonce, offset + i)) if cfg.prefix == "unique" else raw
 
     return [
@@ -153,7 +127,7 @@ def initial_record(
     cfg: RunConfig,
     record_id: str,
     created_at: datetime,
-    prompt_set: _PromptSet,
+    prompt_set: PromptSet,
     server: Server,
     model: ModelRef,
     speculative: Speculative | None,
@@ -292,7 +266,7 @@ class _Progress(Protocol):
 async def run_sweep(
     state: SweepState,
     cfg: RunConfig,
-    prompt_set: _PromptSet,
+    prompt_set: PromptSet,
     *,
     base_url: str,
     server: _Server | None = None,

@@ -1,9 +1,8 @@
-"""What every importer shares: strict field access with located errors, metrics, grouping, record building."""
+"""What every importer makes: a :class:`Run` per load level, runs grouped into sweeps, one record per sweep."""
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -13,124 +12,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bench.errors import from_validation_error, read_text_file
+from bench.errors import from_validation_error
 from bench.record import Level, Metric, Record, RecordError, new_record_id
 
-__all__ = ["Run", "Src", "build_records", "dist", "group_runs", "read_json", "refuse_non_finite", "slug"]
+__all__ = ["Run", "build_records", "dist", "group_runs", "slug"]
 
 
 def slug(text: str) -> str:
     s = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._")
     return s or "imported"
-
-
-def read_json(path: Path) -> Any:
-    """Parse a whole-file JSON document; errors name the line, column and character position."""
-    text = read_text_file(path, RecordError)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(
-            path, f"line {exc.lineno} column {exc.colno} (char {exc.pos})", f"valid JSON ({exc.msg})"
-        ) from None
-
-
-def _shown(v: float) -> str:
-    return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
-
-
-def refuse_non_finite(obj: Any, path: Path, where: str = "", *, infinite_ok: frozenset[str] = frozenset()) -> None:
-    """Raise at the first NaN or ±Infinity in a parsed source document, naming the file and the field's path.
-
-    Python's ``json`` reads the bare tokens ``NaN``/``Infinity`` (tools that write with ``json.dumps`` emit them)
-    and YAML has ``.nan``/``.inf``; no figure of a record may be one. ``infinite_ok`` names top-level keys where
-    +Infinity is a setting, not a figure (``request_rate``: all requests at once).
-    """
-
-    def walk(v: Any, field: str, top: str) -> None:
-        if isinstance(v, float) and not math.isfinite(v):
-            if not (v == math.inf and top in infinite_ok and field == top):
-                raise RecordError(path, f"{where}{field}", f"a finite number (got {_shown(v)})")
-        elif isinstance(v, dict):
-            for k, x in v.items():
-                walk(x, f"{field}.{k}" if field else str(k), top or str(k))
-        elif isinstance(v, list):
-            for i, x in enumerate(v):
-                walk(x, f"{field}[{i}]", top)
-
-    walk(obj, "", "")
-
-
-class Src:
-    """A JSON object of the source file, read with errors that say where (file, line or path) and which field."""
-
-    def __init__(self, obj: Any, path: Path, where: str = "") -> None:
-        if not isinstance(obj, dict):
-            raise RecordError(path, where.rstrip(": ") or "", f"a JSON object, got {type(obj).__name__}")
-        self.obj: dict[str, Any] = obj
-        self.path = path
-        self.where = where
-
-    def err(self, key: str, expected: str) -> RecordError:
-        got = json.dumps(self.obj.get(key), default=str)[:60] if key in self.obj else "nothing"
-        return RecordError(self.path, f"{self.where}{key}", f"{expected} (got {got})")
-
-    def has(self, key: str) -> bool:
-        return self.obj.get(key) is not None
-
-    def num(self, key: str, *, required: bool = False, infinite_ok: bool = False) -> float | None:
-        """A finite number; ``infinite_ok``: +Infinity (or the string ``inf``) is a setting here, kept as such."""
-        v = self.obj.get(key)
-        if v is None:
-            if required:
-                raise self.err(key, "a number")
-            return None
-        if infinite_ok and v in ("inf", "Infinity", math.inf):
-            return math.inf
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            raise self.err(key, "a number")
-        if not math.isfinite(v):
-            raise RecordError(self.path, f"{self.where}{key}", f"a finite number (got {_shown(float(v))})")
-        return float(v)
-
-    def int_(self, key: str, *, required: bool = False) -> int | None:
-        v = self.num(key, required=required)
-        if v is None:
-            return None
-        # Tools that sum counts in floating point write 593.9999999999999 for 594 (guidellm 0.8.1 does).
-        nearest = round(v) if math.isfinite(v) else -1
-        if nearest < 0 or abs(v - nearest) > 1e-6 * max(1.0, abs(v)):
-            raise self.err(key, "a non-negative whole number")
-        return int(nearest)
-
-    def need_int(self, key: str) -> int:
-        v = self.int_(key, required=True)
-        assert v is not None
-        return v
-
-    def str_(self, key: str) -> str | None:
-        v = self.obj.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, str):
-            raise self.err(key, "a string")
-        return v
-
-    def list_(self, key: str) -> list[Any] | None:
-        v = self.obj.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, list):
-            raise self.err(key, "a list")
-        return v
-
-    def sub(self, key: str) -> Src | None:
-        v = self.obj.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, dict):
-            raise self.err(key, "a JSON object")
-        return Src(v, self.path, f"{self.where}{key}.")
 
 
 def dist(
@@ -144,7 +34,7 @@ def dist(
 ) -> Metric | None:
     """A Metric from the figures the source states; None when it states none of value/mean/p50/p90/p99.
 
-    Figures are finite: ``Src.num`` refused NaN and Infinity at the source field, and the schema refuses them too.
+    Figures are finite: the source reader refused NaN and Infinity at their field, and the schema refuses them too.
     """
     figs = {k: v for k, v in figures.items() if v is not None}
     if not any(k in figs for k in ("value", "mean", "p50", "p90", "p99")):

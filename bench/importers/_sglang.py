@@ -19,8 +19,9 @@ from typing import Any
 from bench.record import Level, RecordError
 from bench.record.model import LevelErrors, LevelSpeculative, TokenCounts
 
-from .base import Run, Src, dist, refuse_non_finite
-from .flat import flat_latency, per_request_errors
+from ._flat import flat_latency, request_errors
+from ._runs import Run, dist
+from ._source import Count, Number, Rate, Source, parse_json_lines, read_text, stated_figures, validate
 
 __all__ = ["parse"]
 
@@ -43,30 +44,52 @@ _UNMAPPED = ("input_throughput", "total_output_tokens_retokenized", "output_thro
              "total_throughput_retokenized", "concurrency")  # fmt: skip
 
 
+class _ServerInfo(Source):
+    version: str | None = None
+    model_path: str | None = None
+
+
+class _Line(Source):
+    """One line of the output file: a run's arguments and results (the fields read here)."""
+
+    completed: Count
+    duration: Number
+    max_concurrency: Count | None = None
+    request_rate: Rate | None = None
+    accept_length: Number | None = None
+    output_throughput: Number | None = None
+    total_throughput: Number | None = None
+    request_throughput: Number | None = None
+    total_output_tokens: Count | None = None
+    total_input_tokens: Count | None = None
+    errors: list[str | None] | None = None
+    backend: str | None = None
+    dataset_name: str | None = None
+    model_id: str | None = None
+    server_info: _ServerInfo | None = None
+
+
 def _is_result_key(key: str) -> bool:
     return key in _RESULTS or any(key.endswith(f"_{stem}_ms") for stem in _LAT)
 
 
-def _level(src: Src) -> tuple[Level, list[str]]:
-    completed = src.need_int("completed")
-    src.num("duration", required=True)
-    errors = per_request_errors(src)
+def _level(src: _Line, figures: dict[str, float], cited: str) -> tuple[Level, list[str]]:
+    completed = src.completed
+    errors = request_errors(src.errors)
     failed = sum(1 for e in errors if e) if errors is not None else None
     notes: list[str] = []
-    conc = src.int_("max_concurrency")
-    rate = src.num("request_rate", infinite_ok=True)
-    label = None if conc else f"request rate {rate if rate is not None else 'not stated'}"
-    accept = src.num("accept_length")
+    conc = src.max_concurrency
+    label = None if conc else f"request rate {src.request_rate if src.request_rate is not None else 'not stated'}"
     spec = None
-    if accept is not None:
+    if src.accept_length is not None:
         spec = LevelSpeculative(
             accept_length=dist(
                 "tokens/step",
                 "sglang /get_server_info internal_states[0].avg_spec_accept_length",
-                value=accept,
+                value=src.accept_length,
                 note="the server's lifetime average (updated every 40 decode steps, reset by flush_cache), "
                 "read after the run: NOT this level's own accept length",
-                source=f"sglang bench_serving field accept_length ({src.path.name} {src.where.rstrip(': ')})",
+                source=f"sglang bench_serving field accept_length ({cited})",
             ),
             method="sglang /get_server_info avg_spec_accept_length (lifetime average)",
             missing=[
@@ -88,28 +111,30 @@ def _level(src: Src) -> tuple[Level, list[str]]:
         requests_sent=len(errors) if errors is not None else None,
         requests_completed=completed,
         requests_failed=failed,
-        duration_s=src.num("duration"),
-        output_throughput=dist("tok/s", f"{_F}: sum(output_len) / duration", value=src.num("output_throughput")),
+        duration_s=src.duration,
+        output_throughput=dist("tok/s", f"{_F}: sum(output_len) / duration", value=src.output_throughput),
         total_throughput=dist(
-            "tok/s", f"{_F}: (total_input + sum(output_len)) / duration", value=src.num("total_throughput")
+            "tok/s", f"{_F}: (total_input + sum(output_len)) / duration", value=src.total_throughput
         ),
-        request_throughput=dist("req/s", f"{_F}: completed / duration", value=src.num("request_throughput")),
-        ttft_ms=flat_latency(src, "ttft", formula=f"{_F}: ttft (first non-empty chunk)", n=completed),
+        request_throughput=dist("req/s", f"{_F}: completed / duration", value=src.request_throughput),
+        ttft_ms=flat_latency(figures, "ttft", formula=f"{_F}: ttft (first non-empty chunk)", n=completed),
         tpot_ms=flat_latency(
-            src, "tpot", formula=f"{_F}: (latency - ttft) / (output_len - 1)", n=None,
+            figures, "tpot", formula=f"{_F}: (latency - ttft) / (output_len - 1)", n=None,
             note="requests with output_len <= 1 are left out; their count is not stated",
         ),
         itl_ms=flat_latency(
-            src, "itl", formula=f"{_F}: per-chunk gaps (not spread over the tokens a chunk carries)", n=None,
+            figures, "itl", formula=f"{_F}: per-chunk gaps (not spread over the tokens a chunk carries)", n=None,
             note="rests on every inter-chunk gap; the number of gaps is not stated",
         ),
-        e2e_ms=flat_latency(src, "e2e_latency", formula=f"{_F}: latency (request sent to last chunk)", n=completed),
-        output_tokens=TokenCounts(total=src.int_("total_output_tokens"), source="unknown"),
-        input_tokens=TokenCounts(total=src.int_("total_input_tokens"), source="tokenizer"),
+        e2e_ms=flat_latency(
+            figures, "e2e_latency", formula=f"{_F}: latency (request sent to last chunk)", n=completed
+        ),
+        output_tokens=TokenCounts(total=src.total_output_tokens, source="unknown"),
+        input_tokens=TokenCounts(total=src.total_input_tokens, source="tokenizer"),
         speculative=spec,
         errors=err_obj,
     )  # fmt: skip
-    if src.has("output_throughput"):
+    if src.output_throughput is not None:
         notes.append(
             "Output token counts are the server's usage figures, but sglang bench_serving falls back to the "
             "requested output length when usage is missing; which requests did is not recorded."
@@ -118,30 +143,19 @@ def _level(src: Src) -> tuple[Level, list[str]]:
 
 
 def parse(path: Path) -> list[Run]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordError(path, "", f"a readable UTF-8 file ({exc})") from None
     runs: list[Run] = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj: Any = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RecordError(path, f"line {lineno} column {exc.colno}", f"valid JSON ({exc.msg})") from None
-        refuse_non_finite(obj, path, f"line {lineno}: ", infinite_ok=frozenset({"request_rate"}))
-        src = Src(obj, path, f"line {lineno}: ")
-        level, notes = _level(src)
-        backend = src.str_("backend")
-        info = src.sub("server_info")
-        unmapped = {k: src.obj[k] for k in _UNMAPPED if src.has(k)}
+    for lineno, obj in parse_json_lines(read_text(path), path, infinite_ok=frozenset({"request_rate"})):
+        where = f"line {lineno}: "
+        src = validate(_Line, obj, path, where)
+        level, notes = _level(src, stated_figures(src, "_ms", path, where), f"{path.name} line {lineno}")
+        info = src.server_info
+        unmapped = {k: obj[k] for k in _UNMAPPED if obj.get(k) is not None}
         if unmapped:
             notes.append(f"{path.name} line {lineno}: figures without a schema field: {json.dumps(unmapped)}.")
-        config = {k: v for k, v in obj.items() if not _is_result_key(k)}
+        config: dict[str, Any] = {k: v for k, v in obj.items() if not _is_result_key(k)}
         if info is not None:
-            config["server_info"] = {k: v for k, v in info.obj.items() if k != "internal_states"}
-        dataset = src.str_("dataset_name")
+            config["server_info"] = {k: v for k, v in obj["server_info"].items() if k != "internal_states"}
+        backend = src.backend
         described = {k: obj[k] for k in ("random_input_len", "random_output_len", "random_range_ratio",
                                           "sharegpt_output_len") if obj.get(k) is not None}  # fmt: skip
         runs.append(
@@ -153,15 +167,15 @@ def parse(path: Path) -> list[Run]:
                 config=config,
                 level=level,
                 engine=_ENGINE_OF_BACKEND.get(backend or "", "unknown"),
-                engine_version=info.str_("version") if info is not None else None,
-                model=(info.str_("model_path") if info is not None else None) or src.str_("model_id"),
-                prompt_set=f"sglang dataset {dataset}" if dataset else None,
+                engine_version=info.version if info is not None else None,
+                model=(info.model_path if info is not None else None) or src.model_id,
+                prompt_set=f"sglang dataset {src.dataset_name}" if src.dataset_name else None,
                 prompt_set_description=f"sglang bench_serving dataset arguments: {json.dumps(described)}"
                 if described
                 else None,
                 api={"sglang": "generate", "sglang-native": "generate"}.get(backend or "")
                 or ("chat" if backend and backend.endswith("chat") else ("completions" if backend else None)),
-                server_info=info.obj if info is not None else None,
+                server_info=obj["server_info"] if info is not None else None,
                 notes=notes,
             )
         )

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from . import guidellm, sglang, vllm
-from .base import Run
+from . import _guidellm, _sglang, _vllm
+from ._runs import Run
 
 __all__ = ["FORMATS", "parse_file"]
 
 FORMATS: dict[str, Callable[[Path], list[Run]]] = {
-    "sglang": sglang.parse,
-    "vllm": vllm.parse,
-    "guidellm": guidellm.parse,
+    "sglang": _sglang.parse,
+    "vllm": _vllm.parse,
+    "guidellm": _guidellm.parse,
 }
 
 
