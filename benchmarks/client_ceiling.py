@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import resource
 import subprocess
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -39,7 +41,6 @@ sys.path.insert(0, str(ROOT))
 from bench.runner.client import RequestSpec, StreamingClient  # noqa: E402
 from bench.runner.load_generator import run_level  # noqa: E402
 from bench.runner.metrics import itl_samples_ms  # noqa: E402
-from bench.runner.stats import percentile  # noqa: E402
 
 __all__ = ["main"]
 
@@ -100,7 +101,7 @@ def _peak_rss_mib() -> float:
 
 
 def _p50_p99(values: list[float]) -> tuple[float, float]:
-    return (percentile(values, 50), percentile(values, 99)) if values else (float("nan"), float("nan"))
+    return (float(np.percentile(values, 50)), float(np.percentile(values, 99))) if values else (math.nan, math.nan)
 
 
 async def measure_level(url: str, server_pid: int, concurrency: int, args: argparse.Namespace) -> Row:

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from bench.record.model import Level, LevelErrors, LevelSpeculative, Metric, PrefixCache, Samples, TokenCounts
 from bench.redact import redact_text
 
+from ._stats import describe
 from .client import RequestResult
 from .load_generator import LevelRun
-from .stats import describe
 
 __all__ = [
     "FORMULA_ACCEPTANCE_RATE",
