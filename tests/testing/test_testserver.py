@@ -140,7 +140,7 @@ def test_mid_stream_close_leaves_an_incomplete_body() -> None:
 
 
 def test_chunks_leave_on_their_deadlines() -> None:
-    cfg = TestServerConfig(ttft_ms=20, itl_ms=4, tokens_per_chunk=2, output_tokens=20)
+    cfg = TestServerConfig(ttft_ms=20, itl_ms=10, tokens_per_chunk=2, output_tokens=20)
 
     async def go() -> list[float]:
         async with serve(cfg) as srv, httpx.AsyncClient(base_url=srv.url) as client:
@@ -155,7 +155,9 @@ def test_chunks_leave_on_their_deadlines() -> None:
 
     late = run(go())
     assert len(late) == 30 and min(late) >= 0.0
-    assert statistics.median(late) < 1.0  # select() timers: microseconds when the machine is not saturated
+    # select() timers wake within microseconds when the machine is not saturated: a tenth of the chunk interval
+    # leaves room for a busy machine and still makes the schedule the truth the harness tests rely on
+    assert statistics.median(late) <= 0.1 * cfg.itl_ms
 
 
 def test_sustains_a_thousand_concurrent_streams() -> None:
