@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from bench.errors import FieldError, from_validation_error, read_yaml_file
+from bench.errors import FieldError, parse_mapping, read_yaml_file
 
 __all__ = [
     "DEFAULT_SETTINGS_FILE",
@@ -104,14 +104,7 @@ class Settings(_Strict):
 
 
 def parse_settings(data: Any, path: Path | str) -> Settings:
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise SettingsError(path, "", f"a mapping at the top level, got {type(data).__name__}")
-    try:
-        return Settings.model_validate(data)
-    except ValidationError as exc:
-        raise from_validation_error(SettingsError, path, exc) from None
+    return parse_mapping(Settings, data, path, SettingsError, what="a mapping at the top level")
 
 
 def load_settings(path: Path | str | None = None, *, root: Path | None = None) -> Settings:

@@ -38,9 +38,10 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.runner.client import RequestSpec, StreamingClient  # noqa: E402
+from bench.runner.client import StreamingClient  # noqa: E402
 from bench.runner.load_generator import run_level  # noqa: E402
 from bench.runner.metrics import itl_samples_ms  # noqa: E402
+from bench.runner.request import RequestSpec  # noqa: E402
 
 __all__ = ["main"]
 

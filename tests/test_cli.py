@@ -37,5 +37,5 @@ def test_every_sub_command_is_handled_by_its_owner() -> None:
 
 def test_a_module_that_cannot_be_imported_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bench.cli, "COMMAND_MODULES", (*COMMAND_MODULES, "bench.no_such_module"))
-    with pytest.raises(ModuleNotFoundError, match="bench.no_such_module"):
+    with pytest.raises(ModuleNotFoundError, match=r"bench\.no_such_module"):
         build_parser()

@@ -6,10 +6,11 @@ import re
 from collections.abc import Mapping
 
 from bench.record import Metric
+from bench.record.model import LevelErrors
 
 from ._runs import dist
 
-__all__ = ["flat_latency", "request_errors"]
+__all__ = ["flat_latency", "level_errors", "request_errors"]
 
 _PCT = re.compile(r"^p(\d+(?:\.\d+)?)_(.+)_ms$")
 
@@ -46,3 +47,16 @@ def flat_latency(
 def request_errors(errors: list[str | None] | None) -> list[str] | None:
     """The per-request ``errors`` array (one entry per request sent, "" when it succeeded), if written."""
     return None if errors is None else [e or "" for e in errors]
+
+
+def level_errors(failed: int | None, sent: int | None, errors: list[str] | None) -> LevelErrors | None:
+    """A level's failed requests: their count, up to three distinct errors (each its last line) and the rate over
+    the requests sent; None when none failed."""
+    if not failed:
+        return None
+    examples = [e.strip().splitlines()[-1][:200] if e.strip() else "error" for e in errors or [] if e]
+    return LevelErrors(
+        by_kind={"request error": failed},
+        examples=list(dict.fromkeys(examples))[:3],
+        error_rate=failed / sent if sent else None,
+    )

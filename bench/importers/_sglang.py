@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.record import Level, RecordError
-from bench.record.model import LevelErrors, LevelSpeculative, TokenCounts
+from bench.record.model import LevelSpeculative, TokenCounts
 
-from ._flat import flat_latency, request_errors
+from ._flat import flat_latency, level_errors, request_errors
 from ._runs import Run, dist
 from ._source import Count, Number, Rate, Source, parse_json_lines, read_text, stated_figures, validate
 
@@ -97,14 +97,6 @@ def _level(src: _Line, figures: dict[str, float], cited: str) -> tuple[Level, li
                 "accept length is never converted into one"
             ],
         )
-    err_obj = None
-    if errors is not None and failed:
-        kinds = [e.strip().splitlines()[-1][:200] if e.strip() else "error" for e in errors if e]
-        err_obj = LevelErrors(
-            by_kind={"request error": failed},
-            examples=list(dict.fromkeys(kinds))[:3],
-            error_rate=failed / len(errors) if errors else None,
-        )
     level = Level(
         concurrency=conc if conc else None,
         label=label,
@@ -132,7 +124,7 @@ def _level(src: _Line, figures: dict[str, float], cited: str) -> tuple[Level, li
         output_tokens=TokenCounts(total=src.total_output_tokens, source="unknown"),
         input_tokens=TokenCounts(total=src.total_input_tokens, source="tokenizer"),
         speculative=spec,
-        errors=err_obj,
+        errors=level_errors(failed, len(errors) if errors is not None else None, errors),
     )  # fmt: skip
     if src.output_throughput is not None:
         notes.append(

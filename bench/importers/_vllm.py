@@ -21,9 +21,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 
 from bench.record import Level, RecordError
-from bench.record.model import LevelErrors, LevelSpeculative, Samples, TokenCounts
+from bench.record.model import LevelSpeculative, Samples, TokenCounts
 
-from ._flat import flat_latency, request_errors
+from ._flat import flat_latency, level_errors, request_errors
 from ._runs import Run, dist
 from ._source import Count, Number, Rate, Source, parse_json, parse_json_lines, read_text, stated_figures, validate
 
@@ -139,14 +139,6 @@ def _run(obj: Any, path: Path, where: str, locator: str) -> Run:
     sent = completed + failed if failed is not None else (len(errors) if errors is not None else None)
     conc = src.max_concurrency
     rate = src.request_rate
-    err_obj = None
-    if failed:
-        examples = [e.strip().splitlines()[-1][:200] for e in (errors or []) if e.strip()]
-        err_obj = LevelErrors(
-            by_kind={"request error": failed},
-            examples=list(dict.fromkeys(examples))[:3],
-            error_rate=failed / sent if sent else None,
-        )
     level = Level(
         concurrency=conc,
         label=None if conc else f"request rate {rate if rate is not None else 'not stated'}",
@@ -169,7 +161,7 @@ def _run(obj: Any, path: Path, where: str, locator: str) -> Run:
         output_tokens=TokenCounts(total=src.total_output_tokens, source="unknown"),
         input_tokens=TokenCounts(total=src.total_input_tokens, source="tokenizer"),
         speculative=_speculative(src, f"{path.name} {locator}" if where else path.name),
-        errors=err_obj,
+        errors=level_errors(failed, sent, errors),
         samples=_samples(src, errors, path, where),
     )  # fmt: skip
     notes: list[str] = []

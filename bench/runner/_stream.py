@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._request import CACHED_SOURCES, DRAFT_SOURCES, one_line
 from .native import IdsCounter, split_chunk
+from .request import CACHED_SOURCES, DRAFT_SOURCES, one_line
 from .sse import SSEEvent
 
 __all__ = ["StreamError", "StreamState"]

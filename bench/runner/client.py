@@ -38,31 +38,11 @@ from typing import Any
 
 import httpx
 
-from ._request import (
-    CACHED_SOURCES,
-    DRAFT_SOURCES,
-    ERROR_KINDS,
-    TOKEN_SOURCES,
-    Api,
-    RequestResult,
-    RequestSpec,
-    build_request,
-    one_line,
-)
 from ._stream import StreamError, StreamState
+from .request import RequestResult, RequestSpec, build_request, one_line
 from .sse import SSEDecoder
 
-__all__ = [
-    "CACHED_SOURCES",
-    "DRAFT_SOURCES",
-    "ERROR_KINDS",
-    "TOKEN_SOURCES",
-    "Api",
-    "RequestResult",
-    "RequestSpec",
-    "StreamingClient",
-    "build_request",
-]
+__all__ = ["StreamingClient"]
 
 
 class StreamingClient:

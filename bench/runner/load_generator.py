@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from time import perf_counter_ns
 
-from .client import RequestResult, RequestSpec, StreamingClient, build_request
+from .client import StreamingClient
+from .request import RequestResult, RequestSpec, build_request
 
 __all__ = ["LevelRun", "run_level"]
 

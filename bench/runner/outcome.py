@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from bench.record.model import TEXT_LIMITS, Level, Record, Status
 from bench.redact import redact_text
 
-from .client import RequestResult
+from .request import RequestResult
 
 __all__ = ["ABORT_KINDS", "AbortPolicy", "final_status", "finish_record", "stopped_level"]
 

@@ -20,10 +20,11 @@ from bench.errors import FieldError
 from bench.record.load import load_records
 from bench.record.model import Record
 
-from .commands import EXIT_USAGE, _log_dir, add_allow_mismatch, measure, preflight
+from .commands import add_allow_mismatch, measure_as_asked, preflight
 from .config import ConfigError, apply_overrides, parse_config, parse_set, url_problem
 from .engines import get_engine
 from .engines.modelfile import ModelFileError
+from .measure import EXIT_USAGE
 from .prompts import PromptSetError, load_prompt_set
 from .recipe import make_recipe, redacted_fields
 
@@ -116,17 +117,7 @@ def _handle(args: argparse.Namespace) -> int:
     except (FieldError, ModelFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if raised:
-        print(f"note: {raised}", file=sys.stderr)
     user_overrides = [o for o in overrides if o[0] != "records_dir"]
     config_path = record.recipe.config_path if record.recipe else None
     recipe = make_recipe(cfg, config_path=config_path, overrides=user_overrides, rerun_of=record.id)
-    return measure(
-        cfg,
-        engine,
-        prompt_set,
-        log_dir=_log_dir(args),
-        repeat=args.repeat,
-        allow_mismatch=args.allow_mismatch,
-        recipe=recipe,
-    )
+    return measure_as_asked(args, cfg, engine, prompt_set, recipe=recipe, note=raised)

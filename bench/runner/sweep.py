@@ -39,13 +39,14 @@ from bench.record.model import (
 )
 from bench.record.store import create_record_file, record_path, replace_record_file
 
-from .client import RequestResult, RequestSpec, StreamingClient
+from .client import StreamingClient
 from .config import RunConfig
 from .launcher import crash_cause, deferred_signals
 from .load_generator import LevelRun, run_level
 from .metrics import summarize_level
 from .outcome import AbortPolicy, finish_record, stopped_level
 from .prompts import PromptSet
+from .request import RequestResult, RequestSpec
 from .workload import cache_policy, prefix_marker, with_marker
 
 __all__ = [

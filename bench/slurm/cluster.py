@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -109,14 +109,18 @@ def _state_word(text: str) -> str:
     return word or "UNKNOWN"
 
 
+def _array_rows(text: str, width: int) -> Iterator[tuple[list[str], str, list[int]]]:
+    """``(cells, array job, task indices)`` for each ``|``-separated line of ``width`` cells naming array tasks."""
+    for line in text.splitlines():
+        cells = line.strip().split("|")
+        if len(cells) == width and (parsed := _array_id(cells[0])) is not None:
+            yield cells, *parsed
+
+
 def parse_squeue(text: str) -> list[TaskState]:
     """``squeue -h -r -o '%i|%A|%T|%N'`` lines: ``123_4|127|RUNNING|node1``."""
     out: list[TaskState] = []
-    for line in text.splitlines():
-        cells = line.strip().split("|")
-        if len(cells) != 4 or (parsed := _array_id(cells[0])) is None:
-            continue
-        array_job, indices = parsed
+    for cells, array_job, indices in _array_rows(text, 4):
         for i in indices:
             job_id = cells[1].strip() if len(indices) == 1 else None
             out.append(TaskState(array_job, i, _state_word(cells[2]), job_id, None, cells[3].strip() or None, "squeue"))
@@ -127,11 +131,7 @@ def parse_sacct(text: str) -> list[TaskState]:
     """``sacct -n -P -X --format=JobID,JobIDRaw,State,ExitCode,NodeList`` lines:
     ``123_4|127|COMPLETED|0:0|node1``; a pending array's ``123_[5-7]|123|PENDING|0:0|None assigned``."""
     out: list[TaskState] = []
-    for line in text.splitlines():
-        cells = line.strip().split("|")
-        if len(cells) != 5 or (parsed := _array_id(cells[0])) is None:
-            continue
-        array_job, indices = parsed
+    for cells, array_job, indices in _array_rows(text, 5):
         nodes = cells[4].strip()
         for i in indices:
             job_id = cells[1].strip() if len(indices) == 1 else None

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.atomic_write import write_atomic
 from bench.git import CommitError, commit_files
 from bench.redact import redact_argv
 
@@ -29,7 +30,6 @@ from .plan import (
     default_results,
     frozen_config,
     read_plan,
-    write_atomic,
     write_plan,
 )
 from .scripts import array_script, array_spec, collector_script

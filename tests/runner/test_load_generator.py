@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from bench.runner.client import RequestResult, RequestSpec, StreamingClient
+from bench.runner.client import StreamingClient
 from bench.runner.load_generator import LevelRun, run_level
 from bench.runner.metrics import summarize_level
+from bench.runner.request import RequestResult, RequestSpec
 from bench.testing.testserver import ServerStats, TestServerConfig, serve
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]

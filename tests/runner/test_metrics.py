@@ -8,7 +8,6 @@ import pytest
 
 from bench.record.model import Level
 from bench.runner._stats import describe
-from bench.runner.client import RequestResult
 from bench.runner.load_generator import LevelRun
 from bench.runner.metrics import (
     FORMULA_ITL_ONE_PER_CHUNK,
@@ -19,6 +18,7 @@ from bench.runner.metrics import (
     itl_samples_ms,
     summarize_level,
 )
+from bench.runner.request import RequestResult
 
 MS = 1_000_000
 

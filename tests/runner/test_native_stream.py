@@ -13,8 +13,9 @@ import pytest
 
 import bench.runner._stream as stream_module
 from bench.runner._stream import StreamState
-from bench.runner.client import RequestResult, RequestSpec, StreamingClient
+from bench.runner.client import StreamingClient
 from bench.runner.native import split_chunk
+from bench.runner.request import RequestResult, RequestSpec
 from bench.runner.sse import SSEDecoder, SSEEvent
 from bench.testing.testserver import TestServerConfig, serve
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from bench.record.model import TEXT_LIMITS, Level, LevelErrors
-from bench.runner.client import RequestResult
 from bench.runner.outcome import AbortPolicy, final_status, stopped_level
+from bench.runner.request import RequestResult
 
 
 def lv(c: int, failure: str | None = None) -> Level:

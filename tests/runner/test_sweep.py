@@ -19,11 +19,11 @@ import pytest
 from bench.record.load import load_record
 from bench.record.model import Level, Server
 from bench.record.store import new_record_id
-from bench.runner.client import RequestResult
 from bench.runner.config import RunConfig, load_config
 from bench.runner.engines import get_engine
 from bench.runner.launcher import ServerProcess, free_port, group_alive
 from bench.runner.prompts import load_prompt_set
+from bench.runner.request import RequestResult
 from bench.runner.sweep import create, finish_record, initial_record, make_specs, run_sweep
 from bench.testing.testserver import TestServerConfig, expected_timing
 

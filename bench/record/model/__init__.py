@@ -19,9 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from bench.redact import looks_like_secret
-
-from ._base import SCHEMA_VERSION, SLUG, TEST_SERVER_ENGINE, TEXT_LIMITS, Strict
+from ._base import SCHEMA_VERSION, SLUG, TEST_SERVER_ENGINE, TEXT_LIMITS, Name, Strict
 from ._level import ClientLoad, Level, LevelErrors, LevelSpeculative, Metric, PrefixCache, Samples, TokenCounts
 from ._run import (
     Benchbook,
@@ -53,6 +51,7 @@ __all__ = [
     "Metric",
     "Mismatch",
     "ModelRef",
+    "Name",
     "Observed",
     "PrefixCache",
     "Provenance",
@@ -70,8 +69,8 @@ __all__ = [
 class Record(Strict):
     schema_version: Literal[2] = 2
     id: str = Field(pattern=r"^[0-9]{8}T[0-9]{6}Z-[a-z0-9][a-z0-9._-]*-[0-9a-f]{7,12}$", max_length=160)
-    experiment: str = Field(pattern=SLUG, max_length=100)
-    variant: str = Field(pattern=SLUG, max_length=100)
+    experiment: Name
+    variant: Name
     title: str | None = Field(default=None, max_length=TEXT_LIMITS["title"])
     description: str | None = Field(default=None, max_length=TEXT_LIMITS["description"])
     created_at: datetime
@@ -99,13 +98,6 @@ class Record(Strict):
         default_factory=list, description="config vs server disagreements kept with --allow-mismatch"
     )
     recipe: Recipe | None = None
-
-    @field_validator("experiment", "variant")
-    @classmethod
-    def _not_secret(cls, v: str) -> str:
-        if looks_like_secret(v):
-            raise ValueError("a name that does not look like a key or token (it names the record's file and page)")
-        return v
 
     @field_validator("created_at")
     @classmethod

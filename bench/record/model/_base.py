@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
 
-__all__ = ["SCHEMA_VERSION", "SLUG", "TEST_SERVER_ENGINE", "TEXT_LIMITS", "Strict"]
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from bench.redact import looks_like_secret
+
+__all__ = ["SCHEMA_VERSION", "SLUG", "TEST_SERVER_ENGINE", "TEXT_LIMITS", "Name", "Strict"]
 
 SCHEMA_VERSION = 2
 
@@ -22,6 +26,17 @@ TEXT_LIMITS: dict[str, int] = {
 """The longest free text each field takes (characters; ``error_examples`` and ``tags`` count items)."""
 
 SLUG = r"^[a-z0-9][a-z0-9._-]*$"
+
+
+def _not_secret(value: str) -> str:
+    if looks_like_secret(value):
+        raise ValueError("a name that does not look like a key or token (it names the record's file and page)")
+    return value
+
+
+Name = Annotated[str, Field(pattern=SLUG, max_length=100), AfterValidator(_not_secret)]
+"""An experiment's or a variant's name: it names a record's folder, file and page, so it is a short slug and never
+looks like a secret (a config, a record and ``bench import`` all check it with this one type)."""
 
 TEST_SERVER_ENGINE = "benchbook-testserver"
 """The engine name benchbook's own test server announces (``server.observed.engine``)."""

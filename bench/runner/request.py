@@ -1,5 +1,5 @@
 """One generation request and its result: what the client sends (:class:`RequestSpec`, :func:`build_request`) and
-what it measured (:class:`RequestResult`). Pure: no I/O here (the client is ``bench.runner.client``)."""
+what it measured (:class:`RequestResult`). Pure: no I/O here (the client that sends it is ``bench.runner.client``)."""
 
 from __future__ import annotations
 
