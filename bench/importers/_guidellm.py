@@ -22,6 +22,7 @@ from pydantic import Field
 
 from bench.record import Level, Metric, RecordError
 from bench.record.model import LevelErrors, Samples, TokenCounts
+from bench.redact import redact_value
 
 from ._runs import Run, dist
 from ._source import Count, Number, Source, parse_json, read_text, read_yaml, validate
@@ -241,7 +242,7 @@ def _run(bench: _Benchmark, raw: dict[str, Any], version: str | None, path: Path
         tool=TOOL,
         tool_version=version,
         config={
-            "backend": {k: v for k, v in raw_backend.items() if k != "api_key"},
+            "backend": redact_value("backend", raw_backend),  # its api_key, if any, through the one redactor
             "strategy_type": kind,
             "rate": rate,
             "requests": cfg.requests,
