@@ -29,8 +29,8 @@ from bench.git import Change, RepositoryError, diff_changes, files_at, open_repo
 from bench.record import Record
 from bench.redact import redact_text
 
-from .secrets import secret_fields, secret_reason, without_quoted_input
-from .snapshot import content_hash, is_record_path, load_tree, worktree_files
+from ._secrets import secret_fields, secret_reason, without_quoted_input
+from ._snapshot import content_hash, is_record_path, load_tree, worktree_files
 
 __all__ = ["AddedRecord", "CheckResult", "Failure", "GateEnvError", "run_check"]
 

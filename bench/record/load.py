@@ -12,8 +12,8 @@ from pydantic import ValidationError
 
 from bench.errors import from_validation_error, read_text_file
 
+from ._migrate import migrate
 from .errors import RecordError
-from .migrate import migrate
 from .model import Record
 
 __all__ = [

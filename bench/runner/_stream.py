@@ -2,7 +2,7 @@
 
 The measurement rules are in ``bench.runner.client``'s docstring; this module applies them to each event:
 OpenAI chat/completions chunks (content or reasoning text, ``usage``, llama.cpp ``timings``) and SGLang
-``/generate`` chunks (``output_ids`` growth through :mod:`bench.runner.native`, ``meta_info``).
+``/generate`` chunks (``output_ids`` growth through :mod:`bench.runner._native`, ``meta_info``).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .native import IdsCounter, split_chunk
+from ._native import IdsCounter, split_chunk
+from ._sse import SSEEvent
 from .request import CACHED_SOURCES, DRAFT_SOURCES, one_line
-from .sse import SSEEvent
 
 __all__ = ["StreamError", "StreamState"]
 
@@ -47,7 +47,7 @@ def _float_or_none(value: Any) -> float | None:
 class StreamState:
     """Folds the events of one response into timestamps and counts.
 
-    SGLang ``/generate`` chunks go through :func:`bench.runner.native.split_chunk` (only ``meta_info`` is
+    SGLang ``/generate`` chunks go through :func:`bench.runner._native.split_chunk` (only ``meta_info`` is
     decoded; new tokens per chunk come from the growth of ``output_ids``, cumulative or incremental); a chunk in
     another layout, or without ``output_ids``, is decoded whole and its text compared with the previous text.
     """

@@ -18,7 +18,7 @@ Measurement rules (``shared/MEASUREMENT.md``):
 * SGLang ``/generate``: a chunk bears tokens when its ``output_ids`` grow (new tokens = the growth; TTFT is the
   first such chunk). Chunks are cumulative by default (each repeats all text and ids so far) or incremental
   (``--incremental-streaming-output``); both are detected per request, and only ``meta_info`` is decoded, so the
-  parse cost stays linear in tokens (``bench.runner.native``). Token counts are ``meta_info.completion_tokens``.
+  parse cost stays linear in tokens (``bench.runner._native``). Token counts are ``meta_info.completion_tokens``.
 * Also read per request where the server gives them: cached prompt tokens (``meta_info.cached_tokens``,
   ``usage.prompt_tokens_details.cached_tokens``, llama.cpp ``timings.cache_n``), proposed and accepted draft
   tokens (SGLang ``meta_info.spec_proposed_drafts/spec_accepted_drafts``, llama.cpp ``timings.draft_n/
@@ -38,9 +38,9 @@ from typing import Any
 
 import httpx
 
+from ._sse import SSEDecoder
 from ._stream import StreamError, StreamState
 from .request import RequestResult, RequestSpec, build_request, one_line
-from .sse import SSEDecoder
 
 __all__ = ["StreamingClient"]
 

@@ -1,7 +1,7 @@
 """``bench run CONFIG``: launch (or attach to) a serving engine, ask it what it is, sweep concurrency, write one
 record.
 
-Before measuring, the server is asked what it is (``bench.runner.claims`` explains what becomes fact, what
+Before measuring, the server is asked what it is (``bench.runner._claims`` explains what becomes fact, what
 stays a claim, and when a disagreement stops the run). The record keeps its recipe: the resolved config and the
 overrides (``bench rerun RECORD_ID`` measures it again). The command line lives here; the measuring in
 ``bench.runner.measure``.
@@ -25,13 +25,13 @@ from typing import Any
 from bench.record.model import Recipe
 from bench.redact import redact_argv, redact_text, redact_value
 
+from ._preflight import check_records_dir, ensure_fd_limit
+from ._recipe import make_recipe
 from .config import ConfigError, RunConfig, load_config, parse_set, url_problem
 from .engines import EngineBase, get_engine
 from .engines.modelfile import ModelFileError
 from .measure import EXIT_OK, EXIT_USAGE, measure
-from .preflight import check_records_dir, ensure_fd_limit
 from .prompts import PromptSet, PromptSetError, load_prompt_set
-from .recipe import make_recipe
 from .sweep import make_plan
 
 __all__ = [

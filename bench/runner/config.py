@@ -103,7 +103,7 @@ class RunConfig(_Strict):
     prefix: Literal["unique", "repeated"] = Field(
         default="unique",
         description="unique: every request opens with its own short marker, so repeats of a prompt cannot be "
-        "served from a prefix cache; repeated: prompts are sent as written (see bench/runner/workload.py)",
+        "served from a prefix cache; repeated: prompts are sent as written (see bench/runner/_workload.py)",
     )
     error_threshold: float = Field(default=0.05, ge=0, le=1)
     records_dir: str = "records"

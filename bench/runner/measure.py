@@ -2,7 +2,7 @@
 
 :func:`measure` repeats :func:`execute` for ``--repeat N`` (the records share a fresh run group). :func:`execute`
 is one run: the record file is claimed before the server starts, the server's own report decides what is fact and
-what stays a claim (``bench.runner.claims``), and a run that stops for any reason (a crash, Ctrl-C, a full disk)
+what stays a claim (``bench.runner._claims``), and a run that stops for any reason (a crash, Ctrl-C, a full disk)
 keeps every finished level with a status that says why.
 
 Exit status: 0 complete record, 1 partial or failed record (also when the record could not be written: its last
@@ -28,12 +28,12 @@ from bench.record.model import Environment, Recipe, Record
 from bench.record.store import new_record_id
 from bench.redact import redact_text, redact_value
 
-from .attach import MismatchError, Observation, apply, ask, loopback, mismatch_error, observe
-from .claims import reconcile
+from ._attach import MismatchError, Observation, apply, ask, loopback, mismatch_error, observe
+from ._claims import reconcile
+from ._progress import SweepProgress
 from .config import RunConfig
 from .engines import EngineBase
 from .launcher import LaunchError, ServerProcess, free_port, interrupts_raise
-from .progress import SweepProgress
 from .prompts import PromptSet
 from .sweep import RecordWriteError, SweepState, create, initial_record, now_utc, run_sweep
 

@@ -20,13 +20,13 @@ from bench.errors import FieldError
 from bench.record.load import load_records
 from bench.record.model import Record
 
+from ._recipe import make_recipe, redacted_fields
 from .commands import add_allow_mismatch, measure_as_asked, preflight
 from .config import ConfigError, apply_overrides, parse_config, parse_set, url_problem
 from .engines import get_engine
 from .engines.modelfile import ModelFileError
 from .measure import EXIT_USAGE
 from .prompts import PromptSetError, load_prompt_set
-from .recipe import make_recipe, redacted_fields
 
 __all__ = ["PLAN_FIELDS", "RerunError", "find_record", "register", "rerun_config"]
 

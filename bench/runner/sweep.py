@@ -1,7 +1,7 @@
 """A concurrency sweep that writes one record, level by level, and never loses a finished level.
 
 The record file is created (exclusively) before anything else happens, with status ``partial``; after
-every finished level it is atomically replaced; at the end its status is final (:mod:`bench.runner.outcome`):
+every finished level it is atomically replaced; at the end its status is final (:mod:`bench.runner._outcome`):
 ``complete`` only when every level ran and none failed its error threshold. A server that dies (process exit,
 connection refused, repeated 5xx, broken streams, timeouts) or Ctrl-C stops the sweep: the finished levels stay
 (a level cut short is kept as a failed level when it had sent requests), the status is ``partial`` (some valid
@@ -39,15 +39,15 @@ from bench.record.model import (
 )
 from bench.record.store import create_record_file, record_path, replace_record_file
 
+from ._outcome import AbortPolicy, finish_record, stopped_level
+from ._workload import cache_policy, prefix_marker, with_marker
 from .client import StreamingClient
 from .config import RunConfig
 from .launcher import crash_cause, deferred_signals
 from .load_generator import LevelRun, run_level
 from .metrics import summarize_level
-from .outcome import AbortPolicy, finish_record, stopped_level
 from .prompts import PromptSet
 from .request import RequestResult, RequestSpec
-from .workload import cache_policy, prefix_marker, with_marker
 
 __all__ = [
     "AbortPolicy",

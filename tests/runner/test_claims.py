@@ -1,4 +1,4 @@
-"""Claimed vs observed (bench.runner.claims) on the real SGLang 0.5.17 and llama-server payloads: which config values
+"""Claimed vs observed (bench.runner._claims) on the real SGLang 0.5.17 and llama-server payloads: which config values
 a record may state as fact, which are claims, and which disagreements stop a run."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 from sglang_standin import model_info, server_info
 
 from bench.record.model import Observed
-from bench.runner.claims import find_mismatches, reconcile, same_model
+from bench.runner._claims import find_mismatches, reconcile, same_model
+from bench.runner._recipe import ROOT
 from bench.runner.config import RunConfig, load_config, parse_config
 from bench.runner.engines import get_engine
 from bench.runner.engines.introspect import Introspection
-from bench.runner.recipe import ROOT
 
 EAGLE3 = ROOT / "bench" / "configs" / "eagle-fast-verify" / "eagle3.yaml"
 

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.runner._sse import SSEDecoder
 from bench.runner.client import StreamingClient
 from bench.runner.load_generator import LevelRun
 from bench.runner.metrics import FORMULA_ITL_SPREAD, FORMULA_ITL_UNKNOWN_CHUNKING, summarize_level
 from bench.runner.request import RequestResult, RequestSpec, build_request
-from bench.runner.sse import SSEDecoder
 from bench.testing.testserver import StreamLog, TestServerConfig, expected_timing, serve
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]

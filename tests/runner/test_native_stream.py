@@ -1,5 +1,5 @@
 """SGLang /generate streams: new tokens from the growth of output_ids, cumulative or incremental, at a parse cost
-linear in the tokens (bench.runner.native)."""
+linear in the tokens (bench.runner._native)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import httpx
 import pytest
 
 import bench.runner._stream as stream_module
+from bench.runner._native import split_chunk
+from bench.runner._sse import SSEDecoder, SSEEvent
 from bench.runner._stream import StreamState
 from bench.runner.client import StreamingClient
-from bench.runner.native import split_chunk
 from bench.runner.request import RequestResult, RequestSpec
-from bench.runner.sse import SSEDecoder, SSEEvent
 from bench.testing.testserver import TestServerConfig, serve
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]

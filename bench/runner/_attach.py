@@ -1,8 +1,8 @@
-"""The record fields that come from asking the server (``bench.runner.claims`` decides what is fact).
+"""The record fields that come from asking the server (``bench.runner._claims`` decides what is fact).
 
 ``observe`` builds everything a record states about its server — ``server`` (with ``observed`` and the engine's
 own payload), ``model``, ``draft_model``, ``speculative``, ``environment`` features and versions, ``claims``,
-``mismatches``, ``provenance.test_server`` — from a :class:`~bench.runner.claims.Reconciled`; ``apply`` puts them
+``mismatches``, ``provenance.test_server`` — from a :class:`~bench.runner._claims.Reconciled`; ``apply`` puts them
 into a record. A launched run calls it twice (before the launch with the launch facts only, after the server is
 ready with what it reports); an attached run once, before its record file exists.
 """
@@ -20,7 +20,7 @@ import httpx
 from bench.record.model import Environment, Mismatch, ModelRef, Observed, Record, Server, Speculative
 from bench.redact import redact_argv, redact_text, redact_value
 
-from .claims import Reconciled, mismatch_message, observed_speculating, recorded_args
+from ._claims import Reconciled, mismatch_message, observed_speculating, recorded_args
 from .config import RunConfig
 from .engines import EngineBase
 from .engines.introspect import Introspection
