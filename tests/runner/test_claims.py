@@ -3,6 +3,7 @@ a record may state as fact, which are claims, and which disagreements stop a run
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -11,11 +12,11 @@ from sglang_standin import model_info, server_info
 
 from bench.record.model import Observed
 from bench.runner._claims import find_mismatches, reconcile, same_model
-from bench.runner._recipe import ROOT
 from bench.runner.config import RunConfig, load_config, parse_config
 from bench.runner.engines import get_engine
 from bench.runner.engines.introspect import Introspection
 
+ROOT = Path(__file__).resolve().parents[2]
 EAGLE3 = ROOT / "bench" / "configs" / "eagle-fast-verify" / "eagle3.yaml"
 
 
