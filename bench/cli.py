@@ -10,34 +10,25 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
-# sub-command name -> module providing register(subparsers) -> None
-COMMANDS: dict[str, str] = {
-    "validate": "bench.record.commands",
-    "schema": "bench.record.commands",
-    "run": "bench.runner.commands",
-    "rerun": "bench.runner.rerun",
-    "prompts": "bench.runner.prompt_commands",
-    "render": "bench.site.commands",
-    "compare": "bench.compare.commands",
-    "diff": "bench.compare.commands",
-    "check": "bench.gate.commands",
-    "import": "bench.importers.commands",
-    "submit": "bench.slurm.commands",
-    "collect": "bench.slurm.commands",
-}
+# the modules whose register(subparsers) adds their sub-commands, in the order --help lists them
+COMMAND_MODULES: tuple[str, ...] = (
+    "bench.record.commands",  # validate, schema
+    "bench.runner.commands",  # run
+    "bench.runner.rerun",  # rerun
+    "bench.runner.prompt_commands",  # prompts
+    "bench.site.commands",  # render, check-offline
+    "bench.compare.commands",  # compare, diff
+    "bench.gate.commands",  # check
+    "bench.importers.commands",  # import
+    "bench.slurm.commands",  # submit, collect
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bench", description="benchbook: honest LLM-serving benchmark records")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module_name in dict.fromkeys(COMMANDS.values()):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not module_name.startswith(exc.name):
-                raise
-            continue
-        module.register(sub)
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(sub)
     return parser
 
 

@@ -11,13 +11,22 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from bench.redact import redact_text
 
-__all__ = ["FieldError", "field_path", "from_validation_error", "load_yaml", "read_text_file", "read_yaml_file"]
+__all__ = [
+    "FieldError",
+    "field_path",
+    "from_validation_error",
+    "load_yaml",
+    "parse_mapping",
+    "read_text_file",
+    "read_yaml_file",
+]
 
 E = TypeVar("E", bound="FieldError")
+M = TypeVar("M", bound=BaseModel)
 
 
 class FieldError(Exception):
@@ -55,6 +64,27 @@ def from_validation_error(
         return cls(path, "", msg)
     shown = "nothing" if err["type"] == "missing" else _shown(err.get("input"))
     return cls(path, field_path(loc), f"{msg} (got {shown})")
+
+
+def parse_mapping(
+    model: type[M],
+    data: Any,
+    path: Path | str,
+    error: type[FieldError],
+    *,
+    what: str,
+    skip: frozenset[str] = frozenset(),
+) -> M:
+    """A parsed document (YAML or JSON) as ``model``. An empty document is an empty mapping; anything but a mapping
+    raises ``error`` saying ``what`` was expected; a bad field raises ``error`` naming it."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise error(path, "", f"{what}, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation_error(error, path, exc, skip=skip) from None
 
 
 def _shown(value: Any, limit: int = 80) -> str:

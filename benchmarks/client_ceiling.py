@@ -1,6 +1,6 @@
 """How fast can the harness's own client go? Measure it against the known-timing test server.
 
-The server (``python -m bench.testserver``) runs in a separate process, so it does not share the client's event
+The server (``python -m bench.testing.testserver``) runs in a separate process, so it does not share the client's event
 loop. For concurrency 1, 2, 4, ... 512 the client runs a fixed-concurrency level and we report:
 
 * token events/s offered (what the server's schedule would deliver if the client kept up) and achieved;
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import resource
 import subprocess
@@ -30,16 +31,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.runner.client import RequestSpec, StreamingClient  # noqa: E402
-from bench.runner.load import run_level  # noqa: E402
+from bench.runner.client import StreamingClient  # noqa: E402
+from bench.runner.load_generator import run_level  # noqa: E402
 from bench.runner.metrics import itl_samples_ms  # noqa: E402
-from bench.runner.stats import percentile  # noqa: E402
+from bench.runner.request import RequestSpec  # noqa: E402
 
 __all__ = ["main"]
 
@@ -100,7 +102,7 @@ def _peak_rss_mib() -> float:
 
 
 def _p50_p99(values: list[float]) -> tuple[float, float]:
-    return (percentile(values, 50), percentile(values, 99)) if values else (float("nan"), float("nan"))
+    return (float(np.percentile(values, 50)), float(np.percentile(values, 99))) if values else (math.nan, math.nan)
 
 
 async def measure_level(url: str, server_pid: int, concurrency: int, args: argparse.Namespace) -> Row:
@@ -181,7 +183,7 @@ def render(rows: list[Row], title: str) -> Table:
 async def sweep(args: argparse.Namespace) -> int:
     console = Console(width=200)
     cmd = [
-        sys.executable, "-m", "bench.testserver", "--port", "0", "--ttft-ms", str(args.ttft_ms), "--itl-ms",
+        sys.executable, "-m", "bench.testing.testserver", "--port", "0", "--ttft-ms", str(args.ttft_ms), "--itl-ms",
         str(args.itl_ms), "--tokens-per-chunk", "1", "--output-tokens", str(args.output_tokens), "--loop", "select",
     ]  # fmt: skip
     server = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)

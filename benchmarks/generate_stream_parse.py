@@ -5,8 +5,8 @@ one token per chunk): cumulative (SGLang's default: every chunk repeats all text
 (``--incremental-streaming-output``). For each, the CPU time (best of ``--repeats``) of
 
 * the SSE framing (``SSEDecoder``: bytes to events; moves every byte the server sent),
-* folding the events into timestamps and counts (the client's ``_StreamState``), and
-* the same fold with every chunk decoded whole (``json.loads``), as the client did before ``bench.runner.native``.
+* folding the events into timestamps and counts (``bench.runner._stream.StreamState``), and
+* the same fold with every chunk decoded whole (``json.loads``), as the client did before ``bench.runner._native``.
 
     .venv/bin/python benchmarks/generate_stream_parse.py     # ~1 minute
 """
@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import bench.runner.client as client_module  # noqa: E402
-from bench.runner.client import _StreamState  # noqa: E402
-from bench.runner.sse import SSEDecoder, SSEEvent  # noqa: E402
+from bench.runner._sse import SSEDecoder, SSEEvent  # noqa: E402
+from bench.runner._stream import StreamState  # noqa: E402
 
 
 def stream(n: int, incremental: bool) -> list[bytes]:
@@ -69,7 +69,7 @@ def frame(chunks: list[bytes]) -> None:
 
 
 def fold(events: list[SSEEvent]) -> None:
-    state = _StreamState("generate", keep_text=False)
+    state = StreamState("generate", keep_text=False)
     for event in events:
         state.on_event(event, 0)
 

@@ -26,8 +26,7 @@ from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
-from bench.compare import Settings, SettingsError, load_settings
-from bench.compare.settings import DEFAULT_SETTINGS_FILE
+from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
 from bench.site.data import CONFIG_KEY, SiteData, load_site, records_dir
 from bench.site.offline import check_site
 from bench.site.pages import dead_end_page
@@ -57,9 +56,8 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
 
 
 def _settings(config: MkDocsConfig) -> Settings:
-    path = Path(config.config_file_path).resolve().parent / DEFAULT_SETTINGS_FILE
     try:
-        return load_settings(path) if path.is_file() else Settings()
+        return load_settings(root=Path(config.config_file_path).resolve().parent)
     except SettingsError as exc:
         raise PluginError(f"benchbook: {exc}") from None
 

@@ -1,7 +1,7 @@
 """Comparisons you can trust: comparability, bootstrap statistics, computed verdicts and regressions.
 
 Pure functions: records in, dataclasses out, then Markdown/JSON/text renderers. The only I/O lives in
-``bench.compare.commands`` (``bench compare`` and ``bench diff``) and ``settings.load_settings``.
+``bench.compare.commands`` (``bench compare`` and ``bench diff``); the settings are ``bench.settings``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from .render import (
 )
 from .result import Comparison, ContextWarning, Evidence, ExcludedLevel, LevelComparison, MetricComparison, Ratio
 from .runs import runs_of
-from .settings import RegressionThresholds, Settings, SettingsError, load_settings
 from .verdict import verdict_sentence
 
 __all__ = [
@@ -38,9 +37,6 @@ __all__ = [
     "LevelComparison",
     "MetricComparison",
     "Ratio",
-    "RegressionThresholds",
-    "Settings",
-    "SettingsError",
     "classify",
     "compare_records",
     "config_key",
@@ -53,7 +49,6 @@ __all__ = [
     "history",
     "level_interval",
     "level_winner",
-    "load_settings",
     "regression_flags",
     "render_comparison_json",
     "render_comparison_markdown",

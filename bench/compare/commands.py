@@ -22,6 +22,7 @@ from bench.record.errors import RecordError
 from bench.record.load import LoadResult, load_record, load_records
 from bench.record.model import Record
 from bench.redact import redact_text, redact_value
+from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
 
 from .compare import compare_records
 from .envdiff import environment_diff
@@ -34,7 +35,6 @@ from .render import (
     render_diff_text,
 )
 from .runs import runs_of
-from .settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
 
 __all__ = ["UsageError", "register", "resolve_record"]
 
@@ -97,8 +97,7 @@ def _runs_of(record: Record, records: _Records) -> list[Record]:
 
 def _settings(arg: str | None) -> Settings:
     if arg is None:
-        default = Path(DEFAULT_SETTINGS_FILE)
-        return load_settings(default) if default.is_file() else Settings()
+        return load_settings()
     path = Path(arg)
     if not path.is_file():
         raise UsageError(f"{arg}: no such settings file")

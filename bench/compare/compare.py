@@ -19,6 +19,7 @@ from fnmatch import fnmatchcase
 from typing import Literal
 
 from bench.record.model import Level, Record
+from bench.settings import Settings
 
 from .bootstrap import BootstrapResult, RunValues, bootstrap_ratio, bootstrap_side, rng_for
 from .context import context_of, fingerprint
@@ -26,7 +27,6 @@ from .envdiff import environment_diff
 from .evidence import classify, level_winner
 from .metrics import METRICS, MetricSpec, metric_by_name, run_values, stated_metric
 from .result import Comparison, ContextWarning, ExcludedLevel, LevelComparison, MetricComparison, Ratio
-from .settings import Settings
 from .sides import SideLevels, completed_requests, side_levels
 from .verdict import level_sort_key, verdict_sentence
 

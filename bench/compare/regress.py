@@ -25,10 +25,10 @@ from datetime import datetime
 from typing import Literal
 
 from bench.record.model import Record
+from bench.settings import RegressionThresholds
 
 from .context import fingerprint
 from .metrics import METRICS, MetricSpec
-from .settings import RegressionThresholds
 from .verdict import level_sort_key
 
 __all__ = [

@@ -25,15 +25,19 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from bench.git import Change, RepositoryError, diff_changes, files_at, open_repo, resolve_base
 from bench.record import Record
 from bench.redact import redact_text
 
-from .changes import Change, diff_changes
-from .gitrepo import GateEnvError, open_repo, resolve_base
-from .secrets import secret_fields, secret_reason, without_quoted_input
-from .snapshot import content_hash, is_record_path, load_tree, tree_files, worktree_files
+from ._secrets import secret_fields, secret_reason, without_quoted_input
+from ._snapshot import content_hash, is_record_path, load_tree, worktree_files
 
-__all__ = ["AddedRecord", "CheckResult", "Failure", "run_check"]
+__all__ = ["AddedRecord", "CheckResult", "Failure", "GateEnvError", "run_check"]
+
+
+class GateEnvError(Exception):
+    """A usage or environment problem (not a git repository, missing base, a records folder that cannot hold
+    what the change adds): exit code 2."""
 
 
 @dataclass(frozen=True)
@@ -157,9 +161,12 @@ def run_check(
 ) -> CheckResult:
     """Run the gate. Raises ``GateEnvError`` for a folder that is not a repository, a missing base, or a records
     folder that cannot hold what the change adds (see the module docstring)."""
-    repo = open_repo(repo_path)
+    try:
+        repo = open_repo(repo_path)
+        base_label, base_sha = resolve_base(repo, base)
+    except RepositoryError as exc:
+        raise GateEnvError(str(exc)) from None
     root = Path(str(repo.working_tree_dir))
-    base_label, base_sha = resolve_base(repo, base)
     changes = diff_changes(repo, base_sha, include_worktree=include_worktree)
     added_json = sorted(
         {c.path for c in changes if c.kind in ("added", "copied", "renamed") and c.path.endswith(".json")}
@@ -168,8 +175,8 @@ def run_check(
     records_dir = records_folder(root, given, added_json)
     uncovered = [p for p in added_json if not _under(p, records_dir)]
 
-    head_files = worktree_files(root, records_dir) if include_worktree else tree_files(repo, "HEAD", records_dir)
-    base_files = tree_files(repo, base_sha, records_dir)
+    head_files = worktree_files(root, records_dir) if include_worktree else files_at(repo, "HEAD", records_dir)
+    base_files = files_at(repo, base_sha, records_dir)
     if uncovered and not any(p.endswith(".json") for p in (*head_files, *base_files)):
         exists = bool(head_files or base_files) or (include_worktree and (root / records_dir).is_dir())
         problem = "holds no JSON file" if exists else "does not exist (neither at the base nor at HEAD)"

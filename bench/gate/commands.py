@@ -8,33 +8,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from .check import run_check
-from .gitrepo import GateEnvError
+from bench.atomic_write import write_atomic
+
+from .check import GateEnvError, run_check
 from .report import build_report, render_json
 from .report_md import render_markdown
 
 __all__ = ["EXIT_ENV", "EXIT_FAIL", "EXIT_OK", "register"]
 
 EXIT_OK, EXIT_FAIL, EXIT_ENV = 0, 1, 2
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -50,7 +36,7 @@ def _check(args: argparse.Namespace) -> int:
         else render_markdown(report, max_chars=args.max_chars)
     )
     if args.report:
-        _write_atomic(Path(args.report), text)
+        write_atomic(Path(args.report), text)
     else:
         sys.stdout.write(text)
     for failure in result.failures:

@@ -1,21 +1,22 @@
-"""The bridge to ``bench.compare``, looked up at call time so the gate works before (and without) it.
+"""The bridge to ``bench.compare``: the functions the report calls and the repository's settings.
 
 For an added record it picks, from the records already on the base branch,
 * the latest COMPARABLE one: same experiment, same variant, same ``bench.compare.fingerprint``;
 * if the record is a candidate, the latest record of the experiment's baseline variant
-  (from ``benchbook.yaml`` via ``bench.compare.settings`` when available; else a variant named ``baseline``).
+  (from ``benchbook.yaml``, read by ``bench.settings``; else a variant named ``baseline``).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import bench.compare
 from bench.record import Record
+from bench.settings import Settings, SettingsError, load_settings
 
 __all__ = ["CompareApi", "Pairing", "baseline_variants", "load_compare_api", "pairings"]
 
@@ -26,35 +27,24 @@ class CompareApi:
     render_json: Callable[[Any], dict[str, Any]]  # the report reads the comparison's JSON form only
     fingerprint: Callable[[Record], str]
     flags: Callable[..., list[Any]] | None  # flags(history, thresholds) for one configuration
-    settings: Any  # bench.compare.Settings, or None (defaults)
-    settings_error: str | None
+    settings: Settings  # the repository's benchbook.yaml, or the defaults when it is missing or bad
+    settings_error: str | None  # why the repository's benchbook.yaml could not be used
     module: ModuleType
 
 
-def load_compare_api(repo_root: Path) -> CompareApi | None:
-    """``bench.compare``'s public functions and the repository's settings, or None without the package."""
+def load_compare_api(repo_root: Path) -> CompareApi:
+    """``bench.compare``'s public functions and the repository's settings (a bad ``benchbook.yaml`` is reported in
+    ``settings_error``, and the comparisons use the defaults)."""
     try:
-        mod = importlib.import_module("bench.compare")
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and "bench.compare".startswith(exc.name):
-            return None
-        raise
-    needed = ("compare_records", "render_comparison_json", "fingerprint")
-    if not all(hasattr(mod, n) for n in needed):
-        return None
-    settings, error = None, None
-    path = repo_root / "benchbook.yaml"
-    loader = getattr(mod, "load_settings", None)
-    if loader is not None and path.is_file():
-        try:
-            settings = loader(path)
-        except Exception as exc:  # SettingsError names the file and field; report it, compare with defaults
-            error = str(exc)
+        settings, error = load_settings(root=repo_root), None
+    except SettingsError as exc:
+        settings, error = Settings(), str(exc)
+    mod = bench.compare
     return CompareApi(
         compare_records=mod.compare_records,
         render_json=mod.render_comparison_json,
         fingerprint=mod.fingerprint,
-        flags=getattr(mod, "flags", None),
+        flags=mod.flags,
         settings=settings,
         settings_error=error,
         module=mod,
@@ -62,24 +52,9 @@ def load_compare_api(repo_root: Path) -> CompareApi | None:
 
 
 def baseline_variants(api: CompareApi | None, repo_root: Path) -> dict[str, str]:
-    """experiment -> baseline variant, from the loaded settings, else read leniently from ``benchbook.yaml``."""
-    if api is not None and api.settings is not None:
-        experiments = getattr(api.settings, "experiments", {}) or {}
-        return {str(k): str(v.baseline) for k, v in experiments.items() if getattr(v, "baseline", None)}
-    import yaml
-
-    try:
-        data = yaml.safe_load((repo_root / "benchbook.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return {}
-    exps = data.get("experiments") if isinstance(data, dict) else None
-    if not isinstance(exps, dict):
-        return {}
-    return {
-        str(k): str(v.get("baseline"))
-        for k, v in exps.items()
-        if isinstance(v, dict) and isinstance(v.get("baseline"), str)
-    }
+    """experiment -> baseline variant, from the repository's settings (none from a bad ``benchbook.yaml``)."""
+    settings = (api if api is not None else load_compare_api(repo_root)).settings
+    return {name: exp.baseline for name, exp in settings.experiments.items()}
 
 
 @dataclass(frozen=True)

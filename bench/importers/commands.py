@@ -9,22 +9,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from bench.errors import FieldError
 from bench.record import RecordError, create_record_file, dump_record, record_path
-from bench.record.model import SLUG
-from bench.redact import looks_like_secret
+from bench.record.model import Name
 
-from .base import Run, build_records, group_runs
-from .formats import FORMATS, parse_file
+from . import FORMATS, Run, build_records, group_runs, parse_file
 
 __all__ = ["register"]
 
 
+_NAME: TypeAdapter[str] = TypeAdapter(Name)
 NAME_RULE = (
     "a name of lowercase letters, digits, '.', '_' and '-' that starts with a letter or digit, at most 100 "
     "characters, and does not look like a key or token"
@@ -33,9 +33,10 @@ NAME_RULE = (
 
 def check_name(flag: str, field: str, value: str) -> str:
     """A user's ``--experiment``/``--variant`` exactly as given, or a FieldError: never changed silently."""
-    if len(value) > 100 or not re.fullmatch(SLUG, value) or looks_like_secret(value):
-        raise FieldError(flag, field, f"{NAME_RULE} (got {json.dumps(value[:80])})")
-    return value
+    try:
+        return _NAME.validate_python(value)
+    except ValidationError:
+        raise FieldError(flag, field, f"{NAME_RULE} (got {json.dumps(value[:80])})") from None
 
 
 def writable_folder(flag: str, folder: Path) -> Path:

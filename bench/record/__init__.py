@@ -1,8 +1,8 @@
 """Records: the schema, migrations, loading with clear errors, and atomic writing."""
 
+from ._migrate import migrate
 from .errors import RecordError
 from .load import LoadedRecord, LoadResult, load_record, load_records, parse_record
-from .migrate import migrate
 from .model import SCHEMA_VERSION, Level, Metric, Record
 from .store import create_record_file, dump_record, new_record_id, record_path, replace_record_file
 

@@ -12,8 +12,8 @@ from pydantic import ValidationError
 
 from bench.errors import from_validation_error, read_text_file
 
+from ._migrate import migrate
 from .errors import RecordError
-from .migrate import migrate
 from .model import Record
 
 __all__ = [
@@ -100,22 +100,37 @@ def non_finite_field(data: Any, prefix: str = "") -> tuple[str, str] | None:
     return None
 
 
-def loads_json(raw: str, path: Path | str) -> Any:
-    """Parse a record's text; NaN and Infinity (which JSON does not allow, but Python writes), integers too long
-    to read and a key given twice in one object are refused with the field they stand in."""
+def loads_json(
+    raw: str, path: Path | str, *, line: int = 1, where: str = "", infinite_ok: frozenset[str] = frozenset()
+) -> Any:
+    """Parse JSON text (a record, or another tool's result); NaN and Infinity (which JSON does not allow, but Python
+    writes), integers too long to read and a key given twice in one object are refused with the field they stand in.
+
+    ``line``: the file line the text starts on (one line of a JSON Lines file); ``where`` prefixes every field named
+    (``"line 3: "``); ``infinite_ok``: top-level keys where a bare ``Infinity`` is a setting, not a figure (a
+    benchmark client's ``request_rate``: all requests at once), read as ``math.inf``."""
     try:
         data = json.loads(raw, parse_constant=_NonFinite, parse_int=_parse_int, object_pairs_hook=_unique_object)
     except json.JSONDecodeError as exc:
-        raise RecordError(path, f"line {exc.lineno} column {exc.colno}", f"valid JSON ({exc.msg})") from None
+        raise RecordError(path, f"line {exc.lineno + line - 1} column {exc.colno}", f"valid JSON ({exc.msg})") from None
     except RecursionError:
-        raise RecordError(path, "", "JSON nested less deeply (the file nests too deep to read)") from None
+        raise RecordError(path, where, "JSON nested less deeply (the file nests too deep to read)") from None
     except _DuplicateKey as exc:
-        raise RecordError(path, exc.key, "each key once per object (this file gives it twice)") from None
-    found = non_finite_field(data)
+        raise RecordError(path, f"{where}{exc.key}", "each key once per object (this file gives it twice)") from None
+    settings: set[str] = set()
+    if infinite_ok and isinstance(data, dict):
+        settings = {
+            k for k in infinite_ok & data.keys() if isinstance(data[k], _NonFinite) and data[k].text == "Infinity"
+        }
+    found = non_finite_field({k: v for k, v in data.items() if k not in settings} if settings else data)
     if found is not None:
         if found[1].startswith("an integer of "):
-            raise RecordError(path, found[0], f"a number of at most {_MAX_DIGITS:,} digits (got {found[1]})")
-        raise RecordError(path, found[0], f"a finite number (got {found[1]}: JSON has no NaN or Infinity)")
+            raise RecordError(
+                path, f"{where}{found[0]}", f"a number of at most {_MAX_DIGITS:,} digits (got {found[1]})"
+            )
+        raise RecordError(path, f"{where}{found[0]}", f"a finite number (got {found[1]}: JSON has no NaN or Infinity)")
+    for key in settings:
+        data[key] = math.inf
     return data
 
 

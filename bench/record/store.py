@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.atomic_write import write_atomic
 from bench.redact import redact_value
 
 from .model import Record
@@ -46,33 +45,13 @@ def dump_record(record: Record) -> str:
     return json.dumps(clean, indent=2, ensure_ascii=False) + "\n"
 
 
-def _write_atomic(path: Path, text: str, *, exclusive: bool) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if exclusive:
-            # link() fails if the target exists: two runs can never claim the same file.
-            os.link(tmp, path)
-            os.unlink(tmp)
-        else:
-            os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def create_record_file(root: Path, record: Record) -> Path:
     """Write a new record; refuse (FileExistsError) if the file already exists."""
     path = record_path(root, record)
-    _write_atomic(path, dump_record(record), exclusive=True)
+    write_atomic(path, dump_record(record), exclusive=True)
     return path
 
 
 def replace_record_file(path: Path, record: Record) -> None:
     """Atomically replace a record this run created (used to update a sweep after each level)."""
-    _write_atomic(path, dump_record(record), exclusive=False)
+    write_atomic(path, dump_record(record))

@@ -1,1 +1,20 @@
-"""The benchmark runner: environment capture, prompt sets, the HTTP client, sweeps and server launching."""
+"""The benchmark harness (``bench run``, ``bench rerun``, ``bench prompts``): one module per concept.
+
+Public modules (import them directly; this package re-exports nothing):
+
+* ``config`` the run config (``RunConfig``, ``load_config``, ``--set`` overrides); ``prompts`` prompt sets;
+* ``measure`` one measured config: launch or attach, ask the server, sweep, write records (``commands`` and
+  ``rerun`` are the command lines over it); ``sweep`` the level-by-level sweep and its record file;
+* ``load_generator`` a fixed-concurrency level; ``client`` the streaming HTTP client; ``request`` what one request
+  sends and what it measured; ``metrics`` a level's figures from its requests;
+* ``engines`` one adapter per serving engine; ``launcher`` the server process; ``environment`` the host, GPUs,
+  engine packages and allow-listed variables.
+
+Private modules (``_name``) hold the parts: the SSE decoder and SGLang's native chunks (``_sse``, ``_native``,
+``_stream``), claimed vs observed (``_claims``, ``_attach``), how a run ends (``_outcome``), the workload's prefix
+markers and cache policy (``_workload``), the recipe (``_recipe``), checks before a run (``_preflight``), the
+terminal progress (``_progress``) and latency statistics (``_stats``). The commit of the measured checkout comes
+from ``bench.git``; every string a record or the terminal gets passes through ``bench.redact``.
+"""
+
+__all__: list[str] = []

@@ -1,9 +1,10 @@
 """``bench run CONFIG``: launch (or attach to) a serving engine, ask it what it is, sweep concurrency, write one
 record.
 
-Before measuring, the server is asked what it is (``bench.runner.claims`` explains what becomes fact, what
+Before measuring, the server is asked what it is (``bench.runner._claims`` explains what becomes fact, what
 stays a claim, and when a disagreement stops the run). The record keeps its recipe: the resolved config and the
-overrides (``bench rerun RECORD_ID`` measures it again).
+overrides (``bench rerun RECORD_ID`` measures it again). The command line lives here; the measuring in
+``bench.runner.measure``.
 
 Exit status: 0 complete record (every level measured, none above its error threshold), 1 partial or failed
 record (the record and the terminal say why; also when the record file could not be written: its last good
@@ -15,37 +16,33 @@ nothing written), 130 interrupted (the record keeps every finished level).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import secrets
 import shlex
 import sys
-from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
-from rich.console import Console
-
-from bench.record.model import Environment, Recipe, Record
-from bench.record.store import new_record_id
+from bench.record.model import Recipe
 from bench.redact import redact_argv, redact_text, redact_value
 
-from .attach import MismatchError, Observation, apply, ask, loopback, mismatch_error, observe
-from .claims import reconcile
+from ._preflight import check_records_dir, ensure_fd_limit
+from ._recipe import make_recipe
 from .config import ConfigError, RunConfig, load_config, parse_set, url_problem
 from .engines import EngineBase, get_engine
 from .engines.modelfile import ModelFileError
-from .launcher import LaunchError, ServerProcess, free_port, interrupts_raise
-from .preflight import check_records_dir, ensure_fd_limit
-from .progress import SweepProgress
-from .recipe import make_recipe
-from .sweep import RecordWriteError, SweepState, create, initial_record, make_plan, now_utc, run_sweep
+from .measure import EXIT_OK, EXIT_USAGE, measure
+from .prompts import PromptSet, PromptSetError, load_prompt_set
+from .sweep import make_plan
 
-__all__ = ["add_allow_mismatch", "cli_overrides", "dry_run_text", "execute", "measure", "preflight", "register"]
+__all__ = [
+    "add_allow_mismatch",
+    "cli_overrides",
+    "dry_run_text",
+    "measure_as_asked",
+    "preflight",
+    "register",
+]
 
-EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 _PORT_PLACEHOLDER = "<free port>"
 
 
@@ -128,7 +125,7 @@ def _log_dir(args: argparse.Namespace) -> Path:
     return Path(cache) / "benchbook" / "logs"
 
 
-def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: Any) -> str:
+def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: PromptSet) -> str:
     """The server command and the sweep plan (pure apart from resolving a local model file)."""
     lines = [f"experiment {cfg.experiment} / variant {cfg.variant} / engine {engine.name}"]
     if cfg.url:
@@ -168,8 +165,6 @@ def dry_run_text(cfg: RunConfig, engine: EngineBase, prompt_set: Any) -> str:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from .prompts import load_prompt_set
-
     config_path = Path(args.config)
     try:
         if args.url is not None and url_problem(args.url) is not None:
@@ -179,7 +174,7 @@ def _handle(args: argparse.Namespace) -> int:
         engine = get_engine(cfg.engine)
         try:
             prompt_set = load_prompt_set(cfg.prompt_set)
-        except Exception as exc:  # the prompt-set loader's own errors name the set's file
+        except PromptSetError as exc:  # it names the set's file, line and field
             raise ConfigError(config_path, "prompt_set", f"a loadable prompt set ({exc})") from None
         if args.dry_run:
             print(dry_run_text(cfg, engine, prompt_set))
@@ -190,9 +185,24 @@ def _handle(args: argparse.Namespace) -> int:
     except (ConfigError, ModelFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if raised:
-        print(f"note: {raised}", file=sys.stderr)
     recipe = make_recipe(cfg, config_path=config_path, overrides=overrides)
+    return measure_as_asked(args, cfg, engine, prompt_set, recipe=recipe, note=raised, run_group=args.run_group)
+
+
+def measure_as_asked(
+    args: argparse.Namespace,
+    cfg: RunConfig,
+    engine: EngineBase,
+    prompt_set: PromptSet,
+    *,
+    recipe: Recipe,
+    note: str | None,
+    run_group: str | None = None,
+) -> int:
+    """``bench run``'s and ``bench rerun``'s last step: the preflight's note, then :func:`measure` with the
+    command line's log folder, repeat count and ``--allow-mismatch``."""
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     return measure(
         cfg,
         engine,
@@ -201,7 +211,7 @@ def _handle(args: argparse.Namespace) -> int:
         repeat=args.repeat,
         allow_mismatch=args.allow_mismatch,
         recipe=recipe,
-        run_group=args.run_group,
+        run_group=run_group,
     )
 
 
@@ -211,184 +221,3 @@ def preflight(cfg: RunConfig, repeat: int, records_label: str) -> str | None:
         raise ConfigError("--repeat", "repeat", f"a count >= 1, got {repeat}")
     check_records_dir(cfg.records_dir, records_label)
     return ensure_fd_limit(max(cfg.levels))
-
-
-def measure(
-    cfg: RunConfig,
-    engine: EngineBase,
-    prompt_set: Any,
-    *,
-    log_dir: Path,
-    repeat: int,
-    allow_mismatch: bool,
-    recipe: Recipe | None,
-    run_group: str | None = None,
-) -> int:
-    """Measure ``cfg`` ``repeat`` times (records sharing ``run_group``, else a fresh one); the exit status."""
-    cfg = cfg.model_copy(update={"run_group": run_group or run_group_for(cfg, now_utc())})
-    worst = EXIT_OK
-    for _ in range(repeat):
-        try:
-            record = execute(cfg, engine, prompt_set, log_dir=log_dir, allow_mismatch=allow_mismatch, recipe=recipe)
-        except MismatchError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        except RecordWriteError as exc:  # nothing was launched when the file could not even be created
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_USAGE if exc.kept is None else EXIT_INCOMPLETE
-        if record is None:
-            return EXIT_INTERRUPTED
-        if record.status.state != "complete":
-            worst = EXIT_INCOMPLETE
-    return worst
-
-
-def run_group_for(cfg: RunConfig, started: datetime) -> str:
-    """One fresh group per invocation: the N records of ``--repeat N`` share it, later runs never do.
-
-    (A config's ``run_group`` is a prefix, so the group still says what was measured.)"""
-    base = cfg.run_group or f"{cfg.experiment}-{cfg.variant}"
-    return f"{base}-{started.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
-
-
-def _environment(cfg: RunConfig, server_env: Mapping[str, str], *, launched: bool) -> Environment:
-    """The host's environment, with the packages of the Python that runs SGLang: for a launched SGLang the
-    interpreter the harness starts it with; for an attached one only a ``binary`` the config names, on this host
-    (a loopback URL): what it reads there is then the config's word (claimed, see ``attach.observe``)."""
-    from .environment import capture_environment
-
-    python = None
-    if cfg.engine == "sglang" and launched:
-        python = cfg.binary or "python3"
-    elif cfg.engine == "sglang" and cfg.binary and loopback(cfg.url or ""):
-        python = cfg.binary
-    env = capture_environment(server_env, engine_python=python)
-    set_vars = {k: redact_value(k, v) for k, v in cfg.server_env.items()}
-    return env.model_copy(update={"env_vars": {**env.env_vars, **set_vars}})
-
-
-def _announce(progress: SweepProgress, o: Observation) -> None:
-    for m in o.mismatches:
-        progress.message(f"mismatch kept (--allow-mismatch): {m.field}: config {m.claimed!r}, server {m.observed!r}")
-    if o.claims:
-        progress.message("claimed (the server does not report them): " + ", ".join(o.claims))
-
-
-def execute(
-    cfg: RunConfig,
-    engine: EngineBase,
-    prompt_set: Any,
-    *,
-    log_dir: Path,
-    console: Console | None = None,
-    allow_mismatch: bool = False,
-    recipe: Recipe | None = None,
-) -> Record | None:
-    """Launch or attach, ask the server what it is, sweep, and return the final record (None when interrupted).
-
-    Raises :class:`MismatchError` before any record file exists when an attached server is not what the config
-    says (unless ``allow_mismatch``)."""
-    from .environment import capture_benchbook
-
-    progress = SweepProgress(console)
-    created_at = now_utc()
-    record_id = new_record_id(cfg.variant, created_at)
-    host = cfg.host
-    port = cfg.port or free_port(host)
-    command = None if cfg.url else engine.command(cfg, host, port)
-    base_url = cfg.url or f"http://{host}:{port}"
-    server_env = {**os.environ, **cfg.server_env}
-    log_path = log_dir / f"{record_id}.log"
-    notes = [f"server log: {log_path}"] if command is not None else []
-    base_env = _environment(cfg, server_env, launched=command is not None)
-    intro = None
-    if command is None:
-        try:
-            with interrupts_raise():
-                intro = ask(engine, base_url)
-        except KeyboardInterrupt:
-            return None
-    rec = reconcile(cfg, engine, intro, argv=command)
-    if intro is not None and rec.mismatches and not allow_mismatch:
-        raise mismatch_error(rec, intro.observed, base_url, launched=False)
-    seen = observe(engine, rec, intro, url=base_url, command=command, base_environment=base_env, notes=notes)
-    first = initial_record(
-        cfg=rec.cfg,
-        record_id=record_id,
-        created_at=created_at,
-        prompt_set=prompt_set,
-        server=seen.server,
-        model=seen.model,
-        speculative=seen.speculative,
-        environment=seen.environment,
-        benchbook=capture_benchbook(),
-        test_server=seen.test_server,
-    )
-    state = create(Path(cfg.records_dir), apply(first, seen, recipe=recipe.model_dump() if recipe else None))
-    progress.message(f"record: {state.path}")
-    if intro is not None:
-        _announce(progress, seen)
-    process: ServerProcess | None = None
-    try:
-        with interrupts_raise():
-            try:
-                if command is None and intro is None:
-                    state.fail(f"the server at {redact_text(base_url)} is not ready (readiness check failed)")
-                    return _done(progress, state)
-                if command is not None:
-                    progress.message("server: " + shlex.join(seen.server.command or command))
-                    process = ServerProcess(command, log_path=log_path, extra_env=cfg.server_env).start()
-                    with httpx.Client(base_url=base_url, timeout=30.0) as http:
-                        took = process.wait_ready(lambda: engine.is_ready(http), timeout_s=cfg.ready_timeout_s)
-                        progress.message(f"server ready after {took:.1f} s")
-                        intro = engine.introspect(http)
-                    rec = reconcile(cfg, engine, intro, argv=command)
-                    seen = observe(
-                        engine, rec, intro, url=base_url, command=command, base_environment=base_env, notes=notes
-                    )
-                    state.write(apply(state.record, seen))
-                    _announce(progress, seen)
-                    if rec.mismatches and not allow_mismatch:
-                        state.fail(str(mismatch_error(rec, intro.observed, base_url, launched=True)), process.tail())
-                        return _done(progress, state)
-                with progress:
-                    asyncio.run(
-                        run_sweep(
-                            state,
-                            cfg,
-                            prompt_set,
-                            base_url=base_url,
-                            server=process,
-                            progress=progress,
-                            extra_body=engine.extra_body(rec.cfg),
-                            speculative_method=engine.speculative_method(rec.cfg),
-                        )
-                    )
-            except LaunchError as exc:
-                state.fail(str(exc), exc.log_excerpt)
-            finally:
-                if process is not None:
-                    process.stop(cfg.stop_timeout_s)
-    except KeyboardInterrupt as exc:
-        if not state.finished:
-            where = f" during level C={state.current_level}" if state.current_level is not None else ""
-            state.fail(
-                f"interrupted ({exc or 'Ctrl-C'}){where}; the server was stopped",
-                process.tail() if process is not None else None,
-            )
-        _done(progress, state)
-        return None
-    except BaseException as exc:
-        if not state.finished:
-            state.fail(f"harness error: {type(exc).__name__}: {exc}", process.tail() if process is not None else None)
-        raise
-    return _done(progress, state)
-
-
-def _done(progress: SweepProgress, state: SweepState) -> Record:
-    progress.summary(state.record, state.path)
-    if state.write_error is not None:
-        if state.unwritten is not None and state.unwritten.status.message:
-            progress.message(f"the run stopped: {state.unwritten.status.state}: {state.unwritten.status.message}")
-        progress.message(f"error: {state.write_error}")
-    return state.record

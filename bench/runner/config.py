@@ -16,10 +16,10 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bench.errors import FieldError, from_validation_error, read_yaml_file
-from bench.redact import looks_like_secret
+from bench.errors import FieldError, parse_mapping, read_yaml_file
+from bench.record.model import Name
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -35,7 +35,6 @@ __all__ = [
 
 _UNION_BRANCHES = frozenset({"int", "str", "function-after"})
 DEFAULT_LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 250)
-_SLUG = r"^[a-z0-9][a-z0-9._-]*$"
 _MULTIPLE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*x\s*$")
 
 Scalar = str | int | float | bool | None
@@ -63,8 +62,8 @@ class ModelConfig(_Strict):
 class RunConfig(_Strict):
     """One experiment variant: what to launch and how to sweep it."""
 
-    experiment: str = Field(pattern=_SLUG)
-    variant: str = Field(pattern=_SLUG)
+    experiment: Name
+    variant: Name
     title: str | None = None
     description: str | None = None
     tags: list[str] = Field(default_factory=list)
@@ -104,7 +103,7 @@ class RunConfig(_Strict):
     prefix: Literal["unique", "repeated"] = Field(
         default="unique",
         description="unique: every request opens with its own short marker, so repeats of a prompt cannot be "
-        "served from a prefix cache; repeated: prompts are sent as written (see bench/runner/workload.py)",
+        "served from a prefix cache; repeated: prompts are sent as written (see bench/runner/_workload.py)",
     )
     error_threshold: float = Field(default=0.05, ge=0, le=1)
     records_dir: str = "records"
@@ -118,13 +117,6 @@ class RunConfig(_Strict):
         if problem is not None:
             raise ValueError(problem)
         return v.strip()
-
-    @field_validator("experiment", "variant")
-    @classmethod
-    def _not_secret(cls, v: str) -> str:
-        if looks_like_secret(v):
-            raise ValueError("a name that does not look like a key or token (it names the record's file and page)")
-        return v
 
     @field_validator("levels")
     @classmethod
@@ -206,20 +198,16 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[tuple[str, Any]
     return out
 
 
+_CONFIG_MAPPING = "a YAML mapping of config fields"
+
+
 def parse_config(data: Any, path: Path | str) -> RunConfig:
-    if not isinstance(data, dict):
-        raise ConfigError(path, "", f"a YAML mapping of config fields, got {type(data).__name__}")
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as exc:
-        raise from_validation_error(ConfigError, path, exc, skip=_UNION_BRANCHES) from None
+    return parse_mapping(RunConfig, data, path, ConfigError, what=_CONFIG_MAPPING, skip=_UNION_BRANCHES)
 
 
 def load_config(path: Path, overrides: Sequence[tuple[str, Any]] = ()) -> RunConfig:
     """Read, override and validate one config file."""
     data = read_yaml_file(path, ConfigError, what="a readable UTF-8 YAML file")
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(path, "", f"a YAML mapping of config fields, got {type(data).__name__}")
-    return parse_config(apply_overrides(data, overrides), path)
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(path, "", f"{_CONFIG_MAPPING}, got {type(data).__name__}")
+    return parse_config(apply_overrides(data or {}, overrides), path)

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from bench.record.model import Level, LevelErrors, LevelSpeculative, Metric, PrefixCache, Samples, TokenCounts
 from bench.redact import redact_text
 
-from .client import RequestResult
-from .load import LevelRun
-from .stats import describe
+from ._stats import describe
+from .load_generator import LevelRun
+from .request import RequestResult
 
 __all__ = [
     "FORMULA_ACCEPTANCE_RATE",
@@ -202,6 +202,21 @@ def _cross_check(verified: Sequence[RequestResult]) -> str | None:
     return f"{len(off)} request(s) report a spec_accept_length that differs from completion_tokens / spec_verify_ct"
 
 
+def _ratio(
+    pairs: Sequence[tuple[int, int]], *, unit: str, formula: str, digits: int, source: str, note: str | None = None
+) -> tuple[int, int, Metric | None]:
+    """Σ numerators, Σ denominators over the requests, and their ratio as a Metric (None when Σ denominators is 0):
+    a level's figure is the ratio of its sums, never a mean of per-request ratios."""
+    num, den = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+    if den <= 0:
+        return num, den, None
+    return (
+        num,
+        den,
+        Metric(unit=unit, formula=formula, value=round(num / den, digits), n=len(pairs), source=source, note=note),
+    )
+
+
 def _speculative(done: Sequence[RequestResult], expected: str | None = None) -> LevelSpeculative | None:
     """Both figures where the responses carry their inputs, each from its own inputs; ``missing`` names the one
     that cannot be computed and why. ``expected``: how the run's speculative figures should be read (the engine
@@ -218,37 +233,31 @@ def _speculative(done: Sequence[RequestResult], expected: str | None = None) -> 
     accept_length = acceptance_rate = None
     verify_steps = draft = accepted = out = None
     if verified:
-        verify_steps = sum(r.verify_steps or 0 for r in verified)
-        out = sum(r.output_tokens or 0 for r in verified)
         source = "meta_info.spec_verify_ct and meta_info.completion_tokens per request"
         methods.append(source)
-        if verify_steps > 0:
-            accept_length = Metric(
-                unit="tokens/step",
-                formula=FORMULA_ACCEPT_LENGTH,
-                value=round(out / verify_steps, 4),
-                n=len(verified),
-                source=source,
-                note=_cross_check(verified),
-            )
-        else:
+        out, verify_steps, accept_length = _ratio(
+            [(r.output_tokens or 0, r.verify_steps or 0) for r in verified],
+            unit="tokens/step",
+            formula=FORMULA_ACCEPT_LENGTH,
+            digits=4,
+            source=source,
+            note=_cross_check(verified),
+        )
+        if accept_length is None:
             missing.append("accept_length: the verify steps of this level sum to 0")
     else:
         missing.append(_NO_VERIFY)
     if drafted:
-        draft = sum(r.draft_tokens or 0 for r in drafted)
-        accepted = sum(r.accepted_tokens or 0 for r in drafted)
         source = f"{' + '.join(sorted({r.draft_source or 'unknown' for r in drafted}))} per request"
         methods.append(source)
-        if draft > 0:
-            acceptance_rate = Metric(
-                unit="ratio",
-                formula=FORMULA_ACCEPTANCE_RATE,
-                value=round(accepted / draft, 6),
-                n=len(drafted),
-                source=source,
-            )
-        else:
+        accepted, draft, acceptance_rate = _ratio(
+            [(r.accepted_tokens or 0, r.draft_tokens or 0) for r in drafted],
+            unit="ratio",
+            formula=FORMULA_ACCEPTANCE_RATE,
+            digits=6,
+            source=source,
+        )
+        if acceptance_rate is None:
             missing.append("acceptance_rate: no draft token was proposed at this level")
     else:
         missing.append(_NO_DRAFTS)

@@ -32,7 +32,7 @@ def format_listing(sets: list[PromptSet]) -> str:
 
 
 def _roles(prompt: Prompt) -> str:
-    return ",".join(m["role"] for m in prompt.messages)
+    return ",".join(m.role for m in prompt.messages)
 
 
 def format_set(prompt_set: PromptSet, *, full: bool = False) -> str:
@@ -52,11 +52,11 @@ def format_set(prompt_set: PromptSet, *, full: bool = False) -> str:
         if full:
             out.append(f"== {p.id}")
             for m in p.messages:
-                out.append(f"[{m['role']}]")
-                out.append(m["content"])
+                out.append(f"[{m.role}]")
+                out.append(m.content)
             out.append("")
         else:
-            out.append(f"{p.id}  ({_roles(p)})  {_one_line(p.messages[-1]['content'])}")
+            out.append(f"{p.id}  ({_roles(p)})  {_one_line(p.messages[-1].content)}")
     return "\n".join(out).rstrip("\n") + "\n"
 
 

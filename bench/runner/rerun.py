@@ -20,11 +20,13 @@ from bench.errors import FieldError
 from bench.record.load import load_records
 from bench.record.model import Record
 
-from .commands import EXIT_USAGE, _log_dir, add_allow_mismatch, measure, preflight
+from ._recipe import make_recipe, redacted_fields
+from .commands import add_allow_mismatch, measure_as_asked, preflight
 from .config import ConfigError, apply_overrides, parse_config, parse_set, url_problem
 from .engines import get_engine
 from .engines.modelfile import ModelFileError
-from .recipe import make_recipe, redacted_fields
+from .measure import EXIT_USAGE
+from .prompts import PromptSetError, load_prompt_set
 
 __all__ = ["PLAN_FIELDS", "RerunError", "find_record", "register", "rerun_config"]
 
@@ -88,8 +90,6 @@ def rerun_config(record: Record, overrides: list[tuple[str, Any]]) -> dict[str, 
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from .prompts import load_prompt_set
-
     try:
         record = find_record(args.record_id, Path(args.records_dir))
         overrides = [parse_set(item) for item in args.set]
@@ -102,7 +102,7 @@ def _handle(args: argparse.Namespace) -> int:
         engine = get_engine(cfg.engine)
         try:
             prompt_set = load_prompt_set(cfg.prompt_set)
-        except Exception as exc:  # the loader's own errors name the set's file
+        except PromptSetError as exc:  # it names the set's file, line and field
             raise RerunError(
                 f"record {record.id}", "recipe.config.prompt_set", f"a loadable prompt set ({exc})"
             ) from None
@@ -117,17 +117,7 @@ def _handle(args: argparse.Namespace) -> int:
     except (FieldError, ModelFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if raised:
-        print(f"note: {raised}", file=sys.stderr)
     user_overrides = [o for o in overrides if o[0] != "records_dir"]
     config_path = record.recipe.config_path if record.recipe else None
     recipe = make_recipe(cfg, config_path=config_path, overrides=user_overrides, rerun_of=record.id)
-    return measure(
-        cfg,
-        engine,
-        prompt_set,
-        log_dir=_log_dir(args),
-        repeat=args.repeat,
-        allow_mismatch=args.allow_mismatch,
-        recipe=recipe,
-    )
+    return measure_as_asked(args, cfg, engine, prompt_set, recipe=recipe, note=raised)

@@ -1,7 +1,7 @@
 """A concurrency sweep that writes one record, level by level, and never loses a finished level.
 
 The record file is created (exclusively) before anything else happens, with status ``partial``; after
-every finished level it is atomically replaced; at the end its status is final (:mod:`bench.runner.outcome`):
+every finished level it is atomically replaced; at the end its status is final (:mod:`bench.runner._outcome`):
 ``complete`` only when every level ran and none failed its error threshold. A server that dies (process exit,
 connection refused, repeated 5xx, broken streams, timeouts) or Ctrl-C stops the sweep: the finished levels stay
 (a level cut short is kept as a failed level when it had sent requests), the status is ``partial`` (some valid
@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,13 +39,15 @@ from bench.record.model import (
 )
 from bench.record.store import create_record_file, record_path, replace_record_file
 
-from .client import RequestResult, RequestSpec, StreamingClient
+from ._outcome import AbortPolicy, finish_record, stopped_level
+from ._workload import cache_policy, prefix_marker, with_marker
+from .client import StreamingClient
 from .config import RunConfig
 from .launcher import crash_cause, deferred_signals
-from .load import LevelRun, run_level
+from .load_generator import LevelRun, run_level
 from .metrics import summarize_level
-from .outcome import AbortPolicy, finish_record, stopped_level
-from .workload import cache_policy, prefix_marker, with_marker
+from .prompts import PromptSet
+from .request import RequestResult, RequestSpec
 
 __all__ = [
     "AbortPolicy",
@@ -61,28 +63,6 @@ __all__ = [
     "run_sweep",
     "with_level",
 ]
-
-
-class _Prompt(Protocol):
-    @property
-    def messages(self) -> Any: ...
-
-    @property
-    def text(self) -> str: ...
-
-
-class _PromptSet(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def description(self) -> str | None: ...
-
-    @property
-    def prompts(self) -> Sequence[Any]: ...
-
-    @property
-    def content_hash(self) -> str: ...
 
 
 class _Server(Protocol):
@@ -104,14 +84,8 @@ def make_plan(cfg: RunConfig) -> list[LevelPlan]:
     return [LevelPlan(c, cfg.requests_for(c), cfg.warmup_for(c)) for c in cfg.levels]
 
 
-def _prompt_payload(prompt: Any, api: str) -> str | list[dict[str, str]]:
-    if api == "chat":
-        return [dict(m) for m in prompt.messages]
-    return str(prompt.text)
-
-
 def make_specs(
-    prompt_set: _PromptSet,
+    prompt_set: PromptSet,
     count: int,
     cfg: RunConfig,
     *,
@@ -130,7 +104,8 @@ def make_specs(
         raise ValueError(f"prompt set {prompt_set.name!r} has no prompts")
 
     def payload(i: int) -> str | list[dict[str, str]]:
-        raw = _prompt_payload(prompts[(offset + i) % len(prompts)], cfg.api)
+        prompt = prompts[(offset + i) % len(prompts)]
+        raw = prompt.chat() if cfg.api == "chat" else prompt.text
         return with_marker(raw, prefix_marker(nonce, offset + i)) if cfg.prefix == "unique" else raw
 
     return [
@@ -153,7 +128,7 @@ def initial_record(
     cfg: RunConfig,
     record_id: str,
     created_at: datetime,
-    prompt_set: _PromptSet,
+    prompt_set: PromptSet,
     server: Server,
     model: ModelRef,
     speculative: Speculative | None,
@@ -292,7 +267,7 @@ class _Progress(Protocol):
 async def run_sweep(
     state: SweepState,
     cfg: RunConfig,
-    prompt_set: _PromptSet,
+    prompt_set: PromptSet,
     *,
     base_url: str,
     server: _Server | None = None,

@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.compare import Settings, SettingsError, load_settings
-from bench.compare.settings import DEFAULT_SETTINGS_FILE
 from bench.errors import FieldError
+from bench.settings import DEFAULT_SETTINGS_FILE, SettingsError, load_settings
 
 from .data import RECORDS_ENV, load_site, records_dir
 from .offline import check_site
@@ -36,9 +35,8 @@ def _render(args: argparse.Namespace) -> int:
     out = Path(args.out_dir)
     records = Path(args.records) if args.records else records_dir(Path("records"))
     docs = Path(args.docs) if args.docs else None
-    settings_file = Path(args.settings) if args.settings else Path(DEFAULT_SETTINGS_FILE)
     try:
-        settings = load_settings(settings_file) if settings_file.is_file() or args.settings else Settings()
+        settings = load_settings(args.settings)
         if args.records and not records.is_dir():
             raise FieldError(records, "--records", "a folder of records")
         if docs is not None and not docs.is_dir():

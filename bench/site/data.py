@@ -13,11 +13,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from bench.compare import Comparison, Flag, Settings, fingerprint, flags, history, runs_of
+from bench.compare import Comparison, Flag, fingerprint, flags, history, runs_of
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord, load_records
 from bench.record.model import Record
 from bench.redact import redact_value
+from bench.settings import Settings
 
 from .deadends import DeadEnd, DeadEndError, parse_dead_end
 from .gitinfo import GitInfo, load_git_info

@@ -1,7 +1,7 @@
 """Git provenance on the site: which commit added each record, and when a page's data last changed.
 
 :func:`load_git_info` is the I/O edge: ONE ``git log`` over the records folder for all records
-(``bench.gate.provenance.git_provenance``), run once per build by the adapter (``hooks/``, ``bench render``).
+(``bench.git.record_commits``), run once per build by the adapter (``hooks/``, ``bench render``).
 The result, :class:`GitInfo`, is plain data handed to the pure renderers. Outside a git repository it is
 empty and pages simply show no provenance.
 
@@ -16,8 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.gate.gitrepo import GateEnvError, open_repo
-from bench.gate.provenance import UNCOMMITTED, RecordCommit, git_provenance
+from bench.git import UNCOMMITTED, RecordCommit, record_commits
 from bench.record.load import LoadedRecord
 
 from .escape import md_text
@@ -83,18 +82,8 @@ def last_changed_line(git: GitInfo, record_ids: Sequence[str]) -> str:
 
 def load_git_info(records: Sequence[LoadedRecord], records_dir: Path, repository_url: str | None) -> GitInfo:
     """One pass over git history for every record; an empty GitInfo when ``records_dir`` is not in a repository."""
-    try:
-        repo = open_repo(records_dir)
-    except GateEnvError:
+    by_path = record_commits(records_dir)
+    if by_path is None:
         return GitInfo(repository_url=repository_url)
-    root = Path(str(repo.working_tree_dir)).resolve()
-    # a repository without commits yet: every record is uncommitted
-    by_path = git_provenance(root, records_dir.resolve()) if repo.head.is_valid() else {}
-    commits: dict[str, RecordCommit] = {}
-    for lr in records:
-        try:
-            rel = lr.path.resolve().relative_to(root).as_posix()
-        except ValueError:
-            continue
-        commits[lr.record.id] = by_path.get(rel, UNCOMMITTED)
+    commits = {lr.record.id: by_path.get(lr.path.resolve(), UNCOMMITTED) for lr in records}
     return GitInfo(commits=commits, repository_url=repository_url)

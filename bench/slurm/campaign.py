@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from bench.errors import FieldError, from_validation_error, read_yaml_file
+from bench.errors import FieldError, parse_mapping, read_yaml_file
 from bench.runner.config import ConfigError, RunConfig, load_config
 
 __all__ = [
@@ -153,17 +153,12 @@ class TaskSpec:
 
 
 def parse_campaign(data: Any, path: Path | str) -> Campaign:
-    if not isinstance(data, dict):
-        raise CampaignError(path, "", f"a YAML mapping of campaign fields, got {type(data).__name__}")
-    try:
-        return Campaign.model_validate(data)
-    except ValidationError as exc:
-        raise from_validation_error(CampaignError, path, exc, skip=_UNION_BRANCHES) from None
+    what = "a YAML mapping of campaign fields"
+    return parse_mapping(Campaign, data, path, CampaignError, what=what, skip=_UNION_BRANCHES)
 
 
 def load_campaign(path: Path) -> Campaign:
-    data = read_yaml_file(path, CampaignError, what="a readable UTF-8 YAML file")
-    return parse_campaign({} if data is None else data, path)
+    return parse_campaign(read_yaml_file(path, CampaignError, what="a readable UTF-8 YAML file"), path)
 
 
 def _slug(value: Any) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 from bench.record.load import LoadedRecord, load_records
 from bench.redact import redact_text
 
-from .cluster import TaskState
+from ._cluster import TaskState
 from .plan import Plan, PlanTask
 
 __all__ = ["TaskOutcome", "collect", "exit_status", "render_json", "render_text", "task_outcome"]

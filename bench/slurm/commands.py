@@ -14,12 +14,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.atomic_write import write_atomic
+from bench.git import CommitError, commit_files
 from bench.redact import redact_argv
 
+from ._cluster import Runner, SlurmError, default_runner, sbatch, task_states
+from ._scripts import array_script, array_spec, collector_script
 from .campaign import Campaign, CampaignError, expand, load_campaign
-from .cluster import Runner, SlurmError, default_runner, sbatch, task_states
 from .collect import TaskOutcome, collect, exit_status, render_json, render_text
-from .gitcommit import CommitError, commit_files
 from .plan import (
     PLAN_FILE,
     Plan,
@@ -29,10 +31,8 @@ from .plan import (
     default_results,
     frozen_config,
     read_plan,
-    write_atomic,
     write_plan,
 )
-from .scripts import array_script, array_spec, collector_script
 
 __all__ = ["register", "resume", "submit"]
 

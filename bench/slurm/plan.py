@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +23,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bench.atomic_write import write_atomic
 from bench.errors import FieldError, from_validation_error, read_text_file
 
 from .campaign import Campaign, ServerOptions, TaskSpec, VariantSpec
@@ -38,7 +38,6 @@ __all__ = [
     "default_results",
     "frozen_config",
     "read_plan",
-    "write_atomic",
     "write_plan",
 ]
 
@@ -156,21 +155,6 @@ def build_plan(
             for t in tasks
         ],
     )
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def write_plan(plan: Plan) -> Path:

@@ -6,8 +6,9 @@ from typing import Any
 
 from cmp_fixtures import later, level, record
 
-from bench.compare import RegressionThresholds, compare_records, flags, render_comparison_json
+from bench.compare import compare_records, flags, render_comparison_json
 from bench.compare.render import render_comparison_markdown
+from bench.settings import RegressionThresholds
 from bench.site.compare import comparison_table
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from cmp_fixtures import lab_records, level, record
 
-from bench.compare import Settings, compare_records, context_warnings, render_comparison_json
-from bench.compare.settings import ComparisonSettings
+from bench.compare import compare_records, context_warnings, render_comparison_json
+from bench.settings import ComparisonSettings, Settings
 
 # The transcribed lab notes hold one figure per level and run: point estimates, so indicative, never "faster".
 LAB_VERDICT = (

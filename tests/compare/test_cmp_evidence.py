@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from cmp_fixtures import level, record
 
-from bench.compare import Settings, compare_records, render_comparison_json, render_comparison_text
+from bench.compare import compare_records, render_comparison_json, render_comparison_text
 from bench.compare.metrics import metric_by_name
 from bench.compare.regress import flags, series_figure
-from bench.compare.settings import ComparisonSettings, RegressionThresholds
+from bench.settings import ComparisonSettings, RegressionThresholds, Settings
 
 
 def _stated(concurrency: int, tok_s: float, *, completed: int = 30, **extra: Any) -> dict[str, Any]:

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from cmp_fixtures import later, record
 
-from bench.compare import RegressionThresholds, config_key, flags, history, regression_flags
+from bench.compare import config_key, flags, history, regression_flags
 from bench.record.model import Record
+from bench.settings import RegressionThresholds
 
 TH = RegressionThresholds(ratio_threshold=0.05, window=5, min_history=3)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from bench.cli import main
 from bench.importers import parse_file
@@ -91,8 +92,9 @@ def test_vllm_non_finite_is_refused_at_the_field(tmp_path: Path, edit: Any, fiel
     with pytest.raises(RecordError) as exc:
         parse_file("vllm", path)
     assert exc.value.field == field
-    assert exc.value.expected == f"a finite number (got {got})"
-    assert str(exc.value) == f"{path}: field '{field}': a finite number (got {got})"
+    # the words the record loader uses: one reader for records and other tools' JSON
+    assert exc.value.expected == f"a finite number (got {got}: JSON has no NaN or Infinity)"
+    assert str(exc.value) == f"{path}: field '{field}': a finite number (got {got}: JSON has no NaN or Infinity)"
 
 
 def test_vllm_infinite_request_rate_is_a_setting_not_a_figure(tmp_path: Path) -> None:
@@ -110,7 +112,8 @@ def test_sglang_non_finite_names_the_line_and_field(tmp_path: Path) -> None:
     bad.write_text("\n".join([lines[0], json.dumps(obj), *lines[2:]]) + "\n", encoding="utf-8")
     with pytest.raises(RecordError) as exc:
         parse_file("sglang", bad)
-    assert exc.value.field == "line 2: p99_ttft_ms" and exc.value.expected == "a finite number (got NaN)"
+    assert exc.value.field == "line 2: p99_ttft_ms"
+    assert exc.value.expected == "a finite number (got NaN: JSON has no NaN or Infinity)"
 
 
 def test_guidellm_non_finite_names_the_nested_path(tmp_path: Path) -> None:
@@ -124,7 +127,6 @@ def test_guidellm_non_finite_names_the_nested_path(tmp_path: Path) -> None:
 
 
 def test_guidellm_yaml_nan_is_refused(tmp_path: Path) -> None:
-    yaml = pytest.importorskip("yaml")
     data = json.loads(GUIDELLM.read_text())
     data["benchmarks"][0]["duration"] = math.nan
     path = tmp_path / "report.yaml"
@@ -140,7 +142,7 @@ def test_import_cli_refuses_nan_and_writes_nothing(tmp_path: Path, capsys: pytes
     out = tmp_path / "records"
     assert main(["import", "vllm", str(path), "--records-dir", str(out), "--experiment", "x"]) == 1
     err = capsys.readouterr().err
-    assert f"{path}: field 'mean_tpot_ms': a finite number (got NaN)" in err and "nothing was written" in err
+    assert f"{path}: field 'mean_tpot_ms': a finite number (got NaN: JSON" in err and "nothing was written" in err
     assert not out.exists()
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from bench.cli import main
 from bench.importers import build_records, group_runs, parse_file
@@ -125,7 +127,6 @@ def test_guidellm_real_report_against_llama_server(tmp_path: Path) -> None:
 
 
 def test_guidellm_yaml_report(tmp_path: Path) -> None:
-    yaml = pytest.importorskip("yaml")
     path = tmp_path / "report.yaml"
     path.write_text(yaml.safe_dump(json.loads(GUIDELLM.read_text())), encoding="utf-8")
     (rec,) = records("guidellm", path)
@@ -156,7 +157,7 @@ def test_foreign_jsonl_names_the_field(tmp_path: Path) -> None:
     with pytest.raises(RecordError) as exc:
         parse_file("sglang", bad)
     assert exc.value.field == "line 2: completed"
-    assert "a number" in exc.value.expected
+    assert exc.value.expected == "Field required (got nothing)"
 
 
 def test_wrong_type_names_the_field(tmp_path: Path) -> None:
@@ -166,7 +167,51 @@ def test_wrong_type_names_the_field(tmp_path: Path) -> None:
     bad.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(RecordError) as exc:
         parse_file("vllm", bad)
-    assert exc.value.field == "mean_ttft_ms" and "a number" in exc.value.expected
+    assert exc.value.field == "mean_ttft_ms" and exc.value.expected == 'Input should be a valid number (got "fast")'
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "expected"),
+    [
+        (lambda d: d["ttfts"].__setitem__(1, "x"), "ttfts[1]", 'Input should be a valid number (got "x")'),
+        (lambda d: d.update(failed=-1), "failed", "Input should be greater than or equal to 0 (got -1)"),
+        (lambda d: d.update(completed=4.5), "completed", "Input should be a valid integer (got 4.5)"),
+        (lambda d: d.update(completed=True), "completed", "Input should be a valid integer (got true)"),
+        (lambda d: d.update(errors="none"), "errors", 'Input should be a valid list (got "none")'),
+        (lambda d: d.pop("duration"), "duration", "Field required (got nothing)"),
+    ],
+)
+def test_vllm_bad_values_name_the_field(tmp_path: Path, edit: Any, field: str, expected: str) -> None:
+    data = json.loads(VLLM.read_text())
+    edit(data)
+    bad = tmp_path / "v.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(RecordError) as exc:
+        parse_file("vllm", bad)
+    assert (exc.value.field, exc.value.expected) == (field, expected)
+
+
+def test_vllm_infinite_request_rate_as_vllm_writes_it(tmp_path: Path) -> None:
+    data = json.loads(VLLM.read_text())
+    data.update(request_rate="inf", max_concurrency=None)
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (run,) = parse_file("vllm", path)
+    assert run.level.concurrency is None and run.level.label == "request rate inf"
+
+
+def test_a_key_given_twice_is_refused(tmp_path: Path) -> None:
+    text = VLLM.read_text()
+    bad = tmp_path / "v.json"
+    bad.write_text(text.replace('"completed":', '"completed": 1, "completed":', 1), encoding="utf-8")
+    with pytest.raises(RecordError) as exc:
+        parse_file("vllm", bad)
+    assert exc.value.field == "completed" and "each key once" in exc.value.expected
+    report = tmp_path / "report.yaml"
+    report.write_text("metadata: {}\nmetadata: {}\nbenchmarks: []\n", encoding="utf-8")
+    with pytest.raises(RecordError) as exc:
+        parse_file("guidellm", report)
+    assert exc.value.field == "line 2 column 1" and 'the key "metadata" appears twice' in exc.value.expected
 
 
 def test_truncated_json_names_the_position(tmp_path: Path) -> None:
@@ -174,7 +219,7 @@ def test_truncated_json_names_the_position(tmp_path: Path) -> None:
     bad.write_text(GUIDELLM.read_text()[:5000], encoding="utf-8")
     with pytest.raises(RecordError) as exc:
         parse_file("guidellm", bad)
-    assert "char" in exc.value.field and "valid JSON" in exc.value.expected
+    assert exc.value.field.startswith("line 1 column ") and "valid JSON" in exc.value.expected
 
 
 def test_foreign_json_for_guidellm(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from bench.record import (
 from bench.record.model import Metric, Record
 
 REPO = Path(__file__).resolve().parents[2]
-migrate_mod = importlib.import_module("bench.record.migrate")
+migrate_mod = importlib.import_module("bench.record._migrate")
 
 
 def minimal(variant: str = "baseline", **over: Any) -> dict[str, Any]:

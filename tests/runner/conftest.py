@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from bench.testserver import precise_event_loop
+from bench.testing.testserver import precise_event_loop
 
 T = TypeVar("T")
 

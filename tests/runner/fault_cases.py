@@ -11,7 +11,7 @@ list, so the page and the tests cannot disagree. Plain data: no imports.
 FAULT_CASES: list[tuple[str, str, str]] = [
     (
         "launch/exits-at-start",
-        "the launched server exits with status 3 before it is ready (bench.testserver --exit-at-start 3)",
+        "the launched server exits with status 3 before it is ready (bench.testing.testserver --exit-at-start 3)",
         "exit 1; record failed, saying the server exited with status 3 before it was ready, with the server "
         "log's tail; nothing left running",
     ),

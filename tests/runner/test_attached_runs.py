@@ -38,7 +38,7 @@ def _records(root: Path) -> list[Record]:
 def test_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     log = tmp_path_factory.mktemp("ts") / "server.log"
-    command = [sys.executable, "-m", "bench.testserver", "--port", str(port), "--ttft-ms", "2", "--itl-ms", "1"]
+    command = [sys.executable, "-m", "bench.testing.testserver", "--port", str(port), "--ttft-ms", "2", "--itl-ms", "1"]
     with ServerProcess(command, log_path=log) as server:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
             server.wait_ready(lambda: get_engine("testserver").is_ready(http), timeout_s=30)
@@ -183,8 +183,8 @@ H200_PROBE = {
 def test_a_launched_sglang_records_the_packages_of_the_python_that_runs_it(tmp_path: Path) -> None:
     """The engine probe runs in the configured Python for a launched SGLang only (an attached one is read from its
     endpoints, see test_silent_config_attached_to_an_ngram_sglang_server)."""
-    from bench.runner.commands import _environment
     from bench.runner.config import parse_config
+    from bench.runner.measure import _environment
 
     fake_python = tmp_path / "python3"
     fake_python.write_text(f"#!/bin/sh\necho '{json.dumps(H200_PROBE)}'\n", encoding="utf-8")

@@ -1,8 +1,9 @@
-"""Claimed vs observed (bench.runner.claims) on the real SGLang 0.5.17 and llama-server payloads: which config values
+"""Claimed vs observed (bench.runner._claims) on the real SGLang 0.5.17 and llama-server payloads: which config values
 a record may state as fact, which are claims, and which disagreements stop a run."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -10,12 +11,12 @@ import pytest
 from sglang_standin import model_info, server_info
 
 from bench.record.model import Observed
-from bench.runner.claims import find_mismatches, reconcile, same_model
+from bench.runner._claims import find_mismatches, reconcile, same_model
 from bench.runner.config import RunConfig, load_config, parse_config
 from bench.runner.engines import get_engine
 from bench.runner.engines.introspect import Introspection
-from bench.runner.recipe import ROOT
 
+ROOT = Path(__file__).resolve().parents[2]
 EAGLE3 = ROOT / "bench" / "configs" / "eagle-fast-verify" / "eagle3.yaml"
 
 

@@ -15,11 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.runner.client import RequestResult, RequestSpec, StreamingClient, build_request
-from bench.runner.load import LevelRun
+from bench.runner._sse import SSEDecoder
+from bench.runner.client import StreamingClient
+from bench.runner.load_generator import LevelRun
 from bench.runner.metrics import FORMULA_ITL_SPREAD, FORMULA_ITL_UNKNOWN_CHUNKING, summarize_level
-from bench.runner.sse import SSEDecoder
-from bench.testserver import StreamLog, TestServerConfig, expected_timing, serve
+from bench.runner.request import RequestResult, RequestSpec, build_request
+from bench.testing.testserver import StreamLog, TestServerConfig, expected_timing, serve
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 MS = 1e6
@@ -37,57 +38,68 @@ async def _measure(
         return pairs
 
 
+REL = 0.10
+"""Timing tolerance, relative to the configured schedule. The schedules below are long enough (TTFT 100 ms, chunks
+15 ms apart) that the jitter of a busy 2-core machine (a millisecond or two of scheduling) stays well inside it,
+while an error a client could make (TCP setup or request building inside TTFT, a chunk timestamped late, tokens
+mis-spread) is a large fraction of it."""
+
+
+def _server_itl_ms(log: StreamLog) -> list[float]:
+    """Per-token ITL of what the server really did: each gap between its writes, spread over the chunk's tokens."""
+    gaps = [(b - a) / MS for a, b in zip(log.emit_ns, log.emit_ns[1:], strict=False)]
+    return [gap / tokens for gap, tokens in zip(gaps, log.chunk_tokens[1:], strict=True) for _ in range(tokens)]
+
+
 def _check_timing(pairs: list[tuple[RequestResult, StreamLog]], cfg: TestServerConfig, max_tokens: int) -> None:
-    """Counts exact for every request. Times: the truth is the server's own record of when it wrote each chunk
-    (``StreamLog``, same monotonic clock) and its configured schedule. The client must timestamp every chunk
-    after the server wrote it and within 1 ms of it; TTFT must never be shorter than the configured TTFT; TPOT
-    and ITL must be within 1 ms of the configured truth. Medians over the requests, so that one request
-    descheduled on a busy 2-core machine does not decide the test."""
+    """Counts exact for every request. Times, against two truths on the same monotonic clock: the server's own log
+    of when it wrote each chunk (``StreamLog``), and its configured schedule (``expected_timing``).
+
+    * causality, for every request and chunk: no chunk is seen before the server wrote it, no request reaches the
+      server before it was sent, no TTFT is shorter than the configured one;
+    * the client measures what happened: its TTFT, TPOT, ITL and per-chunk receive delay differ from the server's
+      log by at most ``REL`` of the scheduled value;
+    * and what happened is the schedule: the server's TTFT and TPOT are within ``REL`` of the configured ones.
+
+    Relative errors are medians over the requests, so one request descheduled on a busy machine does not decide."""
     truth = expected_timing(cfg, max_tokens)
-    receive_err, ttft_err, tpot_err, itl_err = [], [], [], []
-    parts: list[tuple[float, float, float]] = []
+    itl_truth = statistics.median(truth.itl_ms) if truth.itl_ms else None
+    gap_ms = min(cfg.itl_ms, cfg.ttft_ms)
+    err: dict[str, list[float]] = {k: [] for k in ("receive", "ttft", "tpot", "itl", "server_ttft", "server_tpot")}
     for result, log in pairs:
         assert result.ok, result.error
         assert len(result.chunk_times_ns) == len(truth.chunk_tokens) == len(log.emit_ns)
         assert log.chunk_tokens == truth.chunk_tokens
         assert result.finish_reason == truth.finish_reason
-        errors = [(c - e) / MS for c, e in zip(result.chunk_times_ns, log.emit_ns, strict=True)]
-        assert min(errors) >= 0.0  # never before the server wrote it
-        assert max(errors) < 50.0
-        receive_err.append(statistics.median(errors))
+        receive = [(c - e) / MS for c, e in zip(result.chunk_times_ns, log.emit_ns, strict=True)]
+        assert min(receive) >= 0.0  # never before the server wrote it
         assert result.t_first_ns is not None and result.t_last_ns is not None
         assert result.t_sent_ns <= log.t0_ns
-        ttft_err.append((result.t_first_ns - result.t_sent_ns) / MS - truth.ttft_ms)
-        parts.append(
-            (
-                round((log.t0_ns - result.t_sent_ns) / MS, 3),  # request delivery
-                round((log.emit_ns[0] - log.t0_ns) / MS - truth.ttft_ms, 3),  # server lateness
-                round(errors[0], 3),  # receive
-            )
-        )
+        ttft = (result.t_first_ns - result.t_sent_ns) / MS
+        assert ttft >= truth.ttft_ms
+        server_ttft = (log.emit_ns[0] - log.t0_ns) / MS
+        err["receive"].append(statistics.median(receive) / gap_ms)
+        err["ttft"].append((ttft - server_ttft) / truth.ttft_ms)  # request delivery + receive
+        err["server_ttft"].append(abs(server_ttft - truth.ttft_ms) / truth.ttft_ms)
         level = summarize_level(LevelRun(1, [result], [], result.t_sent_ns, result.t_done_ns or 0, None))
         if truth.tpot_ms is not None and result.output_tokens is not None:
             assert level.tpot_ms is not None and level.tpot_ms.p50 is not None
-            tpot_err.append(level.tpot_ms.p50 - truth.tpot_ms)
-        if result.chunk_tokens is not None:
+            server_tpot = (log.emit_ns[-1] - log.emit_ns[0]) / MS / (truth.output_tokens - 1)
+            err["tpot"].append(abs(level.tpot_ms.p50 - server_tpot) / truth.tpot_ms)
+            err["server_tpot"].append(abs(server_tpot - truth.tpot_ms) / truth.tpot_ms)
+        if result.chunk_tokens is not None and itl_truth is not None:
             assert level.itl_ms is not None and level.itl_ms.n == len(truth.itl_ms)
             assert level.itl_ms.p50 is not None
-            itl_err.append(level.itl_ms.p50 - statistics.median(truth.itl_ms))
-    assert statistics.median(receive_err) < 1.0, receive_err
-    assert min(ttft_err) >= 0.0, ttft_err
-    # TTFT = request delivery + the server's own lateness + receive: only the last is the client's, checked above;
-    # the other two depend on how busy the machine is (benchmarks/client_ceiling.py reports them under load)
-    assert statistics.median(ttft_err) < 50.0, (ttft_err, parts)
-    if tpot_err:
-        assert abs(statistics.median(tpot_err)) < 1.0, tpot_err
-    if itl_err:
-        assert abs(statistics.median(itl_err)) < 1.0, itl_err
+            err["itl"].append(abs(level.itl_ms.p50 - statistics.median(_server_itl_ms(log))) / itl_truth)
+    for name, values in err.items():
+        if values:
+            assert statistics.median(values) <= REL, (name, values)
 
 
 @pytest.mark.parametrize("api", ["chat", "completions", "generate"])
 @pytest.mark.parametrize("tokens_per_chunk", [1, 3])
 def test_timing_and_counts_match_the_truth(arun: Runner, api: str, tokens_per_chunk: int) -> None:
-    cfg = TestServerConfig(ttft_ms=25, itl_ms=6, tokens_per_chunk=tokens_per_chunk, output_tokens=19)
+    cfg = TestServerConfig(ttft_ms=100, itl_ms=15, tokens_per_chunk=tokens_per_chunk, output_tokens=19)
     spec = RequestSpec(prompt="one two three", max_tokens=40, api=api)  # type: ignore[arg-type]
     pairs = arun(_measure(cfg, spec))
     _check_timing(pairs, cfg, 40)
@@ -101,19 +113,21 @@ def test_timing_and_counts_match_the_truth(arun: Runner, api: str, tokens_per_ch
 
 
 def test_final_usage_only_gives_counts_but_not_per_chunk_tokens(arun: Runner) -> None:
-    cfg = TestServerConfig(ttft_ms=20, itl_ms=6, tokens_per_chunk=3, output_tokens=16)
+    cfg = TestServerConfig(ttft_ms=100, itl_ms=15, tokens_per_chunk=3, output_tokens=16)
     pairs = arun(_measure(cfg, RequestSpec(prompt="a", max_tokens=16), continuous_usage=False))
     _check_timing(pairs, cfg, 16)
-    result = pairs[0][0]
+    result, log = pairs[0]
     assert result.output_tokens == 16 and result.chunk_tokens is None and result.finish_reason == "length"
     level = summarize_level(LevelRun(1, [result], [], result.t_sent_ns, result.t_done_ns or 0, None))
     assert level.itl_ms is not None and level.itl_ms.formula == FORMULA_ITL_UNKNOWN_CHUNKING
-    # 6 chunks (3,3,3,3,3,1): each 6 ms gap divided by the mean tokens per chunk (16-1)/(6-1) = 3
-    assert level.itl_ms.p50 is not None and abs(level.itl_ms.p50 - 2.0) < 1.0
+    # 6 chunks (3,3,3,3,3,1): each gap (15 ms scheduled) divided by the mean tokens per chunk (16-1)/(6-1) = 3; the
+    # gaps the server really left (its log; _check_timing held them to the schedule) are the truth for this request
+    gaps = [(b - a) / MS for a, b in zip(log.emit_ns, log.emit_ns[1:], strict=False)]
+    assert level.itl_ms.p50 == pytest.approx(statistics.median(gaps) / 3, rel=REL)
 
 
 def test_without_usage_tokens_are_unknown_never_max_tokens(arun: Runner) -> None:
-    cfg = TestServerConfig(ttft_ms=20, itl_ms=5, tokens_per_chunk=2, output_tokens=10, usage=False)
+    cfg = TestServerConfig(ttft_ms=100, itl_ms=15, tokens_per_chunk=2, output_tokens=10, usage=False)
     pairs = arun(_measure(cfg, RequestSpec(prompt="a b", max_tokens=50)))
     _check_timing(pairs, cfg, 50)
     result = pairs[0][0]
@@ -134,12 +148,10 @@ def test_tokenizer_fallback_when_the_server_gives_no_usage(arun: Runner) -> None
 
 
 def test_role_only_first_chunk_is_not_the_first_token(arun: Runner) -> None:
-    cfg = TestServerConfig(ttft_ms=40, itl_ms=5, output_tokens=5, role_chunk=True)
+    cfg = TestServerConfig(ttft_ms=100, itl_ms=15, output_tokens=5, role_chunk=True)
     pairs = arun(_measure(cfg, RequestSpec(prompt="hi", max_tokens=50)))
-    _check_timing(pairs, cfg, 50)
+    _check_timing(pairs, cfg, 50)  # TTFT >= 100 ms: the role-only chunk, sent at once, is not the first token
     for result, _ in pairs:
-        assert result.t_first_ns is not None
-        assert (result.t_first_ns - result.t_sent_ns) / MS >= 40.0
         assert len(result.chunk_times_ns) == 5
 
 

@@ -231,7 +231,7 @@ def test_testserver_and_openai_adapters() -> None:
     ts = get_engine("testserver")
     cfg = _cfg(engine="testserver", server_args={"ttft-ms": 5})
     cmd = ts.command(cfg, "127.0.0.1", 9)
-    assert cmd is not None and cmd[1:3] == ["-m", "bench.testserver"] and "--ttft-ms" in cmd
+    assert cmd is not None and cmd[1:3] == ["-m", "bench.testing.testserver"] and "--ttft-ms" in cmd
     assert ts.test_server is True
     oa = get_engine("openai")
     assert oa.command(cfg, "127.0.0.1", 9) is None and oa.test_server is False

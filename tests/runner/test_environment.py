@@ -329,40 +329,16 @@ def test_probe_script_runs_in_a_real_interpreter() -> None:
         assert cuda is None
 
 
-# --- git -------------------------------------------------------------------------------------------------------------
+# --- the measured checkout ----------------------------------------------------------------------------------------
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
-def test_git_clean_and_dirty(tmp_path: Path) -> None:
-    _git(tmp_path, "init", "-q")
-    (tmp_path / "a.txt").write_text("one\n")
-    _git(tmp_path, "add", "a.txt")
-    _git(tmp_path, "commit", "-q", "-m", "first")
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
-
-    clean = capture_benchbook(tmp_path)
-    assert clean.commit == head and clean.dirty is False
-    assert clean.version
-
-    (tmp_path / "records").mkdir()
-    (tmp_path / "records" / "new.json").write_text("{}\n")
-    assert capture_benchbook(tmp_path).dirty is False  # new records are not code changes
-
-    (tmp_path / "a.txt").write_text("two\n")
-    dirty = capture_benchbook(tmp_path)
-    assert dirty.commit == head and dirty.dirty is True
-
-    _git(tmp_path, "checkout", "--", "a.txt")
-    (tmp_path / "untracked.py").write_text("x = 1\n")
-    assert capture_benchbook(tmp_path).dirty is True
+def test_benchbook_names_this_checkouts_commit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default the commit of the checkout the harness runs from (bench.git reads it; tests/git has the cases)."""
+    monkeypatch.delenv("BENCHBOOK_COMMIT", raising=False)
+    root = Path(__file__).resolve().parents[2]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+    got = capture_benchbook()
+    assert got.commit == head.stdout.strip() and got.dirty is not None and got.version
 
 
 def test_no_git_folder_gives_none(tmp_path: Path) -> None:
@@ -372,8 +348,6 @@ def test_no_git_folder_gives_none(tmp_path: Path) -> None:
 
 
 def test_commit_shipped_with_a_copied_tree_is_used_when_there_is_no_git(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench.runner.environment import capture_benchbook
-
     sha = "0123456789abcdef0123456789abcdef01234567"
     monkeypatch.setenv("BENCHBOOK_COMMIT", sha)
     monkeypatch.setenv("BENCHBOOK_DIRTY", "false")

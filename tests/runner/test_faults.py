@@ -1,5 +1,5 @@
 """Every fault case of ``fault_cases.FAULT_CASES``, run for real: `bench run` as a subprocess against
-bench.testserver in its fault modes, signals sent to the harness, a full and a read-only file system (tmpfs in a
+bench.testing.testserver in its fault modes, signals sent to the harness, a full and a read-only file system (tmpfs in a
 user namespace), a lowered open-file limit. Each case checks what its row promises (exit status, record state)
 and, for every case, that the record validates, nothing prints a traceback and no server process survives."""
 
@@ -179,7 +179,7 @@ def launched_killed(c: Case) -> Outcome:
 
 def attached_killed(c: Case) -> Outcome:
     port = free_port()
-    external = [PY, "-m", "bench.testserver", "--port", str(port), "--ttft-ms", "5", "--itl-ms", "2"]
+    external = [PY, "-m", "bench.testing.testserver", "--port", str(port), "--ttft-ms", "5", "--itl-ms", "2"]
     external += ["--output-tokens", "8", "--die-after-requests", "15", "--model", c.marker + "-external"]
     with ServerProcess(external, log_path=c.tmp / "external.log") as server:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
@@ -404,7 +404,7 @@ def url_port(c: Case) -> Outcome:
 
 def c512_soft(c: Case) -> Outcome:
     port = free_port()
-    external = [PY, "-m", "bench.testserver", "--port", str(port), "--ttft-ms", "300", "--itl-ms", "5"]
+    external = [PY, "-m", "bench.testing.testserver", "--port", str(port), "--ttft-ms", "300", "--itl-ms", "5"]
     external += ["--output-tokens", "4", "--model", c.marker + "-external"]
     cfg = c.config(levels=[512], requests_per_level=512, max_tokens=4)
     with (

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from bench.record.model import ModelRef
-from bench.runner.attach import _fingerprinted
+from bench.runner._attach import _fingerprinted
 from bench.runner.engines.modelfile import local_weights
 
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from bench.record.model import Level
-from bench.runner.client import RequestResult
-from bench.runner.load import LevelRun
+from bench.runner._stats import describe
+from bench.runner.load_generator import LevelRun
 from bench.runner.metrics import (
     FORMULA_ITL_ONE_PER_CHUNK,
     FORMULA_ITL_SPREAD,
@@ -21,7 +18,7 @@ from bench.runner.metrics import (
     itl_samples_ms,
     summarize_level,
 )
-from bench.runner.stats import describe, percentile
+from bench.runner.request import RequestResult
 
 MS = 1_000_000
 
@@ -81,23 +78,15 @@ def level(results: list[RequestResult], start_ms: float, end_ms: float, **kw: ob
 # ---- stats -------------------------------------------------------------------------------------------------
 
 
-def test_percentiles_by_hand() -> None:
-    values = [float(v) for v in range(1, 11)]
-    assert percentile(values, 50) == 5.5
-    assert percentile(values, 90) == pytest.approx(9.1)
-    assert percentile(values, 99) == pytest.approx(9.91)
-    assert percentile([7.0], 99) == 7.0
+def test_describe_by_hand() -> None:
+    d = describe([float(v) for v in range(1, 11)])
+    assert d is not None and (d.p50, d.p90, d.p99) == pytest.approx((5.5, 9.1, 9.91))  # linear, between ranks
+    one = describe([7.0])
+    assert one is not None and (one.p50, one.p99, one.stdev) == (7.0, 7.0, None)
     d = describe([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0])
     assert d is not None and (d.n, d.mean, d.min, d.max) == (8, 5.0, 2.0, 9.0)
     assert d.stdev == pytest.approx(2.138, abs=1e-3)  # sample standard deviation
     assert describe([]) is None
-    with pytest.raises(ValueError):
-        percentile([], 50)
-
-
-@given(st.lists(st.floats(min_value=-1e6, max_value=1e6), min_size=1, max_size=200), st.floats(0, 100))
-def test_percentile_agrees_with_numpy_linear(values: list[float], q: float) -> None:
-    assert percentile(values, q) == pytest.approx(float(np.percentile(values, q)), rel=1e-9, abs=1e-6)
 
 
 # ---- ITL ---------------------------------------------------------------------------------------------------

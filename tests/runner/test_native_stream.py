@@ -1,5 +1,5 @@
 """SGLang /generate streams: new tokens from the growth of output_ids, cumulative or incremental, at a parse cost
-linear in the tokens (bench.runner.native)."""
+linear in the tokens (bench.runner._native)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ from typing import Any
 import httpx
 import pytest
 
-import bench.runner.client as client_module
-from bench.runner.client import RequestResult, RequestSpec, StreamingClient, _StreamState
-from bench.runner.native import split_chunk
-from bench.runner.sse import SSEDecoder, SSEEvent
-from bench.testserver import TestServerConfig, serve
+import bench.runner._stream as stream_module
+from bench.runner._native import split_chunk
+from bench.runner._sse import SSEDecoder, SSEEvent
+from bench.runner._stream import StreamState
+from bench.runner.client import StreamingClient
+from bench.runner.request import RequestResult, RequestSpec
+from bench.testing.testserver import TestServerConfig, serve
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 
@@ -74,7 +76,7 @@ def replay(arun: Runner, events: list[bytes]) -> RequestResult:
 @pytest.fixture(params=["split", "whole"])
 def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Both ways a chunk is read: split (meta_info only; the client uses it from 2 kB chunks on) and whole."""
-    monkeypatch.setattr(client_module, "_WHOLE_BELOW", 0 if request.param == "split" else 10**9)
+    monkeypatch.setattr(stream_module, "_WHOLE_BELOW", 0 if request.param == "split" else 10**9)
     return str(request.param)
 
 
@@ -100,7 +102,7 @@ def test_repeated_ids_in_incremental_chunks_are_not_taken_for_a_cumulative_strea
 
 
 def test_layouts_the_fast_path_does_not_know_are_decoded_whole(arun: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(client_module, "_WHOLE_BELOW", 0)
+    monkeypatch.setattr(stream_module, "_WHOLE_BELOW", 0)
     spaced = replay(arun, sglang_stream(30, spaced=True))
     assert spaced.chunk_tokens == [1] * 30 and spaced.decoded_chars < 30 * 200  # still the fast path
     reordered = [
@@ -157,7 +159,7 @@ def test_parse_work_is_linear_in_tokens(arun: Runner, monkeypatch: pytest.Monkey
     assert [r.chunk_tokens == [1] * n for r, n in zip(fast, (1000, 4000), strict=True)] == [True, True]
     ratio = fast[1].decoded_chars / fast[0].decoded_chars
     assert ratio < 4.4, ratio
-    monkeypatch.setattr(client_module, "split_chunk", lambda data, skip=0: None)
+    monkeypatch.setattr(stream_module, "split_chunk", lambda data, skip=0: None)
     whole = [replay(arun, s) for s in (small, large)]
     assert whole[1].chunk_tokens == [1] * 4000
     assert whole[1].decoded_chars / whole[0].decoded_chars > 14
@@ -166,7 +168,7 @@ def test_parse_work_is_linear_in_tokens(arun: Runner, monkeypatch: pytest.Monkey
 def _parse_seconds(events: list[SSEEvent], repeats: int = 5) -> float:
     best = float("inf")
     for _ in range(repeats):
-        state = _StreamState("generate", keep_text=False)
+        state = StreamState("generate", keep_text=False)
         t0 = time.process_time()
         for event in events:
             state.on_event(event, 0)

@@ -1,12 +1,12 @@
-"""How a run ends (bench.runner.outcome): level validity, the final status, and when the sweep gives up."""
+"""How a run ends (bench.runner._outcome): level validity, the final status, and when the sweep gives up."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from bench.record.model import TEXT_LIMITS, Level, LevelErrors
-from bench.runner.client import RequestResult
-from bench.runner.outcome import AbortPolicy, final_status, stopped_level
+from bench.runner._outcome import AbortPolicy, final_status, stopped_level
+from bench.runner.request import RequestResult
 
 
 def lv(c: int, failure: str | None = None) -> Level:

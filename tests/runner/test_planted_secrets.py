@@ -2,7 +2,7 @@
 file, its log excerpt or the terminal.
 
 A fake engine binary (a script) echoes its command line, its environment and a private key into its log, then
-hands over to ``bench.testserver``, which answers every request with a 500 whose body repeats a key, as servers
+hands over to ``bench.testing.testserver``, which answers every request with a 500 whose body repeats a key, as servers
 that echo a bad credential do. Four runs: launched (the errors land in ``errors.examples``), launched and exiting
 at start (the log tail lands in ``status.log_excerpt``), attached through a URL with user-info, and attached to a
 URL that never answers (the not-ready message). Plus ``--dry-run``, which prints the launch command.
@@ -54,14 +54,14 @@ print({pem!r}, flush=True)
 if os.environ.get("SERVER_EXIT_AT_START"):
     print("fatal: cannot bind", flush=True)
     sys.exit(3)
-known, it = [], iter(argv[2:])  # after "-m bench.testserver"
+known, it = [], iter(argv[2:])  # after "-m bench.testing.testserver"
 for arg in it:
     if arg in ("--api-key", "--admin-token", "--weights-url"):
         next(it, None)
         continue
     known.append(arg)
-sys.argv = ["bench.testserver", *known]
-runpy.run_module("bench.testserver", run_name="__main__", alter_sys=True)
+sys.argv = ["bench.testing.testserver", *known]
+runpy.run_module("bench.testing.testserver", run_name="__main__", alter_sys=True)
 """
 
 
@@ -208,7 +208,7 @@ def test_server_exiting_at_start_leaves_a_redacted_log_excerpt(tmp_path: Path) -
 
 def test_attached_through_a_url_with_credentials(tmp_path: Path) -> None:
     port = free_port()
-    command = [sys.executable, "-m", "bench.testserver", "--port", str(port), "--ttft-ms", "5", "--itl-ms", "1"]
+    command = [sys.executable, "-m", "bench.testing.testserver", "--port", str(port), "--ttft-ms", "5", "--itl-ms", "1"]
     command += ["--fail-status", "500", "--fail-message", ECHOED]
     with ServerProcess(command, log_path=tmp_path / "external.log") as external:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.runner._preflight import check_records_dir, ensure_fd_limit
 from bench.runner.config import ConfigError, url_problem
-from bench.runner.preflight import check_records_dir, ensure_fd_limit
 
 
 def test_records_dir_must_be_a_writable_folder(tmp_path: Path) -> None:

@@ -56,10 +56,10 @@ def test_shipped_set_loads_and_is_well_formed(name: str) -> None:
     ids = [p.id for p in ps.prompts]
     assert len(set(ids)) == len(ids)
     # distinct content, not the same prompt under many ids
-    contents = [json.dumps(p.messages, sort_keys=True) for p in ps.prompts]
+    contents = [json.dumps(p.chat(), sort_keys=True) for p in ps.prompts]
     assert len(set(contents)) == len(contents)
     # every prompt asks something: the last message is the user's
-    assert all(p.messages[-1]["role"] == "user" for p in ps.prompts)
+    assert all(p.messages[-1].role == "user" for p in ps.prompts)
     # varied lengths
     lengths = sorted(len(p.text) for p in ps.prompts)
     assert lengths[-1] > 2 * lengths[0]
@@ -148,7 +148,7 @@ def test_text_rendering_for_the_completions_api() -> None:
     assert p.text == "Be brief.\n\nUser: Hi\n\nAssistant: Hello.\n\nUser: Bye\n\nAssistant:"
     chat = p.chat()
     chat[0]["content"] = "changed"
-    assert p.messages[0]["content"] == "Be brief."
+    assert p.messages[0].content == "Be brief."
 
 
 # --- errors -----------------------------------------------------------------------------------------------------------
@@ -156,22 +156,22 @@ def test_text_rendering_for_the_completions_api() -> None:
 
 BAD_CASES = [
     ("not json", ["{not json"], 1, "column 2", "one JSON object per line"),
-    ("metadata not object", [[1, 2]], 1, "(whole file)", "a metadata object"),
+    ("metadata not object", [[1, 2]], 1, "(whole file)", "a valid dictionary"),
     ("metadata missing", [{k: v for k, v in META.items() if k != "license"}], 1, "license", "got nothing"),
-    ("metadata unknown key", [{**META, "licence": "x"}], 1, "licence", "no such metadata field"),
+    ("metadata unknown key", [{**META, "licence": "x"}], 1, "licence", "Extra inputs are not permitted"),
     ("bad name", [{**META, "name": "Has Spaces"}], 1, "name", "lower-case slug"),
-    ("prompt not object", [META, "hello"], 2, "(whole file)", "a prompt object"),
+    ("prompt not object", [META, "hello"], 2, "(whole file)", "a valid dictionary"),
     ("missing id", [META, {"messages": [{"role": "user", "content": "q"}]}], 2, "id", "got nothing"),
     ("bad id", [META, {"id": "a b", "messages": [{"role": "user", "content": "q"}]}], 2, "id", '"a b"'),
-    ("no messages", [META, {"id": "a", "messages": []}], 2, "messages", "non-empty list"),
+    ("no messages", [META, {"id": "a", "messages": []}], 2, "messages", "at least 1 item"),
     ("bad role", [META, {"id": "a", "messages": [{"role": "tool", "content": "q"}]}], 2, "messages[0].role", '"tool"'),
     ("empty content", [META, {"id": "a", "messages": [{"role": "user", "content": " "}]}], 2, "messages[0].content",
      "non-empty string"),
     ("int content", [META, {"id": "a", "messages": [{"role": "user", "content": 3}]}], 2, "messages[0].content", "3"),
     ("extra message key", [META, {"id": "a", "messages": [{"role": "user", "content": "q", "name": "n"}]}], 2,
-     "messages[0].name", "no such message field"),
+     "messages[0].name", "Extra inputs are not permitted"),
     ("extra prompt key", [META, {"id": "a", "messages": [{"role": "user", "content": "q"}], "x": 1}], 2, "x",
-     "no such prompt field"),
+     "Extra inputs are not permitted"),
     ("late system", [META, {"id": "a", "messages": [{"role": "user", "content": "q"},
                                                      {"role": "system", "content": "s"}]}],
      2, "messages[1].role", "system message only as the first"),

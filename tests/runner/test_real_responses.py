@@ -15,12 +15,13 @@ import httpx
 import pytest
 
 from bench.record.model import Level
-from bench.runner.client import RequestResult, RequestSpec, StreamingClient
+from bench.runner._native import split_chunk
+from bench.runner.client import StreamingClient
 from bench.runner.config import RunConfig
 from bench.runner.engines.sglang import SGLangEngine
-from bench.runner.load import LevelRun
+from bench.runner.load_generator import LevelRun
 from bench.runner.metrics import FORMULA_ACCEPT_LENGTH, FORMULA_ACCEPTANCE_RATE, summarize_level
-from bench.runner.native import split_chunk
+from bench.runner.request import RequestResult, RequestSpec
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 FIXTURES = Path(__file__).parent / "fixtures"

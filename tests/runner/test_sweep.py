@@ -1,4 +1,4 @@
-"""Sweeps against bench.testserver: known truth, the crash path and no secret in a record (Ctrl-C, SIGTERM and
+"""Sweeps against bench.testing.testserver: known truth, the crash path and no secret in a record (Ctrl-C, SIGTERM and
 the other faults: test_faults.py)."""
 
 from __future__ import annotations
@@ -19,20 +19,21 @@ import pytest
 from bench.record.load import load_record
 from bench.record.model import Level, Server
 from bench.record.store import new_record_id
-from bench.runner.client import RequestResult
 from bench.runner.config import RunConfig, load_config
 from bench.runner.engines import get_engine
 from bench.runner.launcher import ServerProcess, free_port, group_alive
 from bench.runner.prompts import load_prompt_set
+from bench.runner.request import RequestResult
 from bench.runner.sweep import create, finish_record, initial_record, make_specs, run_sweep
-from bench.testserver import TestServerConfig, expected_timing
+from bench.testing.testserver import TestServerConfig, expected_timing
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMPTS = """{"name": "tiny", "description": "test prompts", "license": "CC0-1.0", "source": "tests"}
 {"id": "a", "messages": [{"role": "user", "content": "Write a function that adds two numbers."}]}
 {"id": "b", "messages": [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Name a sort."}]}
 """
-TTFT_MS, ITL_MS, PER_CHUNK, OUT_TOKENS = 40.0, 5.0, 3, 30
+TTFT_MS, ITL_MS, PER_CHUNK, OUT_TOKENS = 100.0, 15.0, 3, 30
+REL = 0.10  # timing tolerance relative to the schedule: long enough that a busy machine's jitter stays inside it
 
 
 def _config(tmp_path: Path, **extra: Any) -> Path:
@@ -83,7 +84,7 @@ def _only_record(tmp_path: Path) -> Path:
 
 
 def _servers_on_port(port: int) -> list[int]:
-    """Live bench.testserver processes serving ``port`` (any process group)."""
+    """Live bench.testing.testserver processes serving ``port`` (any process group)."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -93,7 +94,7 @@ def _servers_on_port(port: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        if b"bench.testserver" in cmd and str(port).encode() in cmd and stat.rsplit(") ", 1)[-1][0] != "Z":
+        if b"bench.testing.testserver" in cmd and str(port).encode() in cmd and stat.rsplit(") ", 1)[-1][0] != "Z":
             pids.append(int(entry.name))
     return pids
 
@@ -111,7 +112,7 @@ def test_sweep_matches_known_truth_and_validates(tmp_path: Path) -> None:
     assert record.workload.planned_levels == [1, 2, 4]
     assert record.workload.prompt_set == "tiny" and record.workload.prompt_set_hash
     assert record.workload.num_prompts == 2 and record.workload.seed == 7 and record.workload.api == "chat"
-    assert record.server.command and "bench.testserver" in record.server.command
+    assert record.server.command and "bench.testing.testserver" in record.server.command
     assert record.server.args["tokens-per-chunk"] == PER_CHUNK
     assert record.server.server_info is not None
     truth = expected_timing(
@@ -122,9 +123,10 @@ def test_sweep_matches_known_truth_and_validates(tmp_path: Path) -> None:
         assert lv.warmup_requests == warm
         assert lv.output_tokens is not None and lv.output_tokens.total == requests * truth.output_tokens
         assert lv.ttft_ms is not None and lv.ttft_ms.p50 is not None
-        assert truth.ttft_ms <= lv.ttft_ms.p50 < truth.ttft_ms + 25
+        assert lv.ttft_ms.min is not None and lv.ttft_ms.min >= truth.ttft_ms  # never before the schedule allows
+        assert lv.ttft_ms.p50 == pytest.approx(truth.ttft_ms, rel=REL)
         assert lv.tpot_ms is not None and lv.tpot_ms.p50 is not None and truth.tpot_ms is not None
-        assert lv.tpot_ms.p50 == pytest.approx(truth.tpot_ms, rel=0.25)
+        assert lv.tpot_ms.p50 == pytest.approx(truth.tpot_ms, rel=REL)
         assert lv.errors is None or not lv.errors.flagged
     assert not (ROOT / "records" / "sweep-test").exists()
     for lv, requests, warm in zip(record.levels, (4, 4, 8), (1, 2, 4), strict=True):
@@ -267,7 +269,7 @@ def test_secrets_never_reach_the_record(tmp_path: Path) -> None:
 
 def test_attach_with_url_launches_nothing(tmp_path: Path) -> None:
     port = free_port()
-    command = [sys.executable, "-m", "bench.testserver", "--port", str(port), "--ttft-ms", "5", "--itl-ms", "1"]
+    command = [sys.executable, "-m", "bench.testing.testserver", "--port", str(port), "--ttft-ms", "5", "--itl-ms", "1"]
     with ServerProcess(command, log_path=tmp_path / "external.log") as external:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
             external.wait_ready(lambda: get_engine("testserver").is_ready(http), timeout_s=30)

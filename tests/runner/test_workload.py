@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from bench.record.load import load_record
+from bench.runner._workload import cache_policy, prefix_marker, with_marker
 from bench.runner.config import load_config
 from bench.runner.prompts import load_prompt_set
 from bench.runner.sweep import make_specs
-from bench.runner.workload import cache_policy, prefix_marker, with_marker
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMPTS = """{"name": "tiny", "description": "test prompts", "license": "CC0-1.0", "source": "tests"}

@@ -53,8 +53,8 @@ def run_command(argv: list[str]) -> int:
 
 def site_of(*records: Record, settings: object | None = None) -> SiteData:
     """A SiteData over in-memory records (no files, no git)."""
-    from bench.compare import Settings
     from bench.record.load import LoadedRecord
+    from bench.settings import Settings
 
     loaded = tuple(LoadedRecord(r, Path(f"/nowhere/{r.experiment}/{r.id}.json"), "") for r in records)
     return SiteData(records=loaded, settings=settings if isinstance(settings, Settings) else Settings())

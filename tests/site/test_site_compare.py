@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from site_helpers import BASELINE_ID, EAGLE_ID, FX_BASELINE_ID, FX_EAGLE_ID, fixture, fixture_site, shipped, site_of
 
-from bench.compare import Settings, compare_records
+from bench.compare import compare_records
+from bench.settings import Settings
 from bench.site.compare import comparison_markdown, comparison_table, experiment_comparisons, site_comparison
 from bench.site.experiment_page import experiment_comparisons_markdown
 

@@ -12,7 +12,7 @@ import git
 import pytest
 from site_helpers import FIXTURES, FX_BASELINE_ID, FX_EAGLE_ID, HOSTILE_ID
 
-from bench.compare import Settings
+from bench.settings import Settings
 from bench.site.data import load_site
 from bench.site.pages import records_index, site_pages
 

@@ -17,7 +17,7 @@ from site_helpers import (
     shipped_site,
 )
 
-from bench.compare import load_settings
+from bench.settings import load_settings
 from bench.site.data import load_site
 from bench.site.pages import site_pages
 from bench.site.record_page import levels_csv, record_markdown

@@ -50,7 +50,17 @@ def _attach(tmp_path: Path, command: list[str]) -> tuple[subprocess.CompletedPro
 
 
 def test_attach_measures_the_campaigns_server_and_stops_it(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "bench.testserver", "--port", "{port}", "--itl-ms", "3", "--output-tokens", "4"]
+    command = [
+        sys.executable,
+        "-m",
+        "bench.testing.testserver",
+        "--port",
+        "{port}",
+        "--itl-ms",
+        "3",
+        "--output-tokens",
+        "4",
+    ]
     done, records = _attach(tmp_path, command)
     assert done.returncode == 0, done.stdout + done.stderr
     (loaded,) = load_records(records).records
@@ -61,7 +71,7 @@ def test_attach_measures_the_campaigns_server_and_stops_it(tmp_path: Path) -> No
     log = tmp_path / "results" / "logs" / "server" / "77_0.log"
     assert f"listening on http://127.0.0.1:{port}" in log.read_text(encoding="utf-8")
     assert f"server ready at http://127.0.0.1:{port}" in done.stdout
-    left = subprocess.run(["pgrep", "-f", f"bench.testserver --port {port} "], capture_output=True, check=False)
+    left = subprocess.run(["pgrep", "-f", f"bench.testing.testserver --port {port} "], capture_output=True, check=False)
     assert left.stdout == b""  # stopped
 
 

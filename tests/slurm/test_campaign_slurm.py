@@ -214,7 +214,7 @@ def _servers_on(port: int) -> list[str]:
                 cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            if "bench.testserver" in cmd and f"--port {port} " in cmd + " ":
+            if "bench.testing.testserver" in cmd and f"--port {port} " in cmd + " ":
                 found.append(cmd)
     return found
 
@@ -233,7 +233,7 @@ def test_attach_scancel_keeps_finished_levels_and_resume_reruns_only_that_task(
           - {{variant: long, max_tokens: 40}}
         results: results
         server:
-          command: [{sys.executable}, -m, bench.testserver, --port, "{{port}}", --ttft-ms, "5", --itl-ms, "60",
+          command: [{sys.executable}, -m, bench.testing.testserver, --port, "{{port}}", --ttft-ms, "5", --itl-ms, "60",
                     --output-tokens, "64"]
           ready_timeout_s: 60
         slurm: {{partition: {PARTITION}}}
@@ -320,7 +320,7 @@ def test_a_harness_killed_without_warning_keeps_its_finished_levels(slurm: Slurm
     assert task["state"] == "partial" and (task["slurm"]["state"], task["slurm"]["exit_code"]) == ("FAILED", "0:9")
     # The harness had no chance to stop its server. Under proctrack/cgroup Slurm ends every process of the job;
     # this cluster's proctrack/linuxproc loses a re-parented process, so the test stops the server it caused.
-    for pid in _pids_with("bench.testserver", f"--port {rec.server.url.rsplit(':', 1)[1]} "):
+    for pid in _pids_with("bench.testing.testserver", f"--port {rec.server.url.rsplit(':', 1)[1]} "):
         os.kill(pid, signal.SIGKILL)
 
 

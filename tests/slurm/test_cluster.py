@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from bench.slurm.cluster import SlurmError, parse_sacct, parse_scontrol, parse_squeue, sbatch, task_states
+from bench.slurm._cluster import SlurmError, parse_sacct, parse_scontrol, parse_squeue, sbatch, task_states
 
 SQUEUE_R = "14_2|14|PENDING|\n14_3|14|PENDING|\n14_1|16|RUNNING|vm\n14_0|15|RUNNING|vm\n"
 SQUEUE_COMPACT = "14_[2-5%2]|14|PENDING|\n14_1|16|RUNNING|vm\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.record.load import parse_record
-from bench.slurm.cluster import TaskState
+from bench.slurm._cluster import TaskState
 from bench.slurm.collect import collect, exit_status, render_json, render_text
 from bench.slurm.plan import Plan, PlanTask, Submission
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bench.slurm._cluster import expand_indices
+from bench.slurm._scripts import array_script, array_spec, collector_script, sbatch_options
 from bench.slurm.campaign import Campaign, ServerOptions, SlurmOptions
-from bench.slurm.cluster import expand_indices
 from bench.slurm.plan import Plan, PlanTask
-from bench.slurm.scripts import array_script, array_spec, collector_script, sbatch_options
 
 
 @given(st.sets(st.integers(min_value=0, max_value=4000), max_size=60))

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 TEST_SERVER_HEADER = "x-benchbook-test-server"
-"""The header bench.testserver puts on every response (``bench.testserver.HEADER``)."""
+"""The header bench.testing.testserver puts on every response (``bench.testing.testserver.HEADER``)."""
 
 OWNED_BY: dict[str, str] = {
     "sglang": "sglang",

@@ -1,4 +1,4 @@
-"""``bench.testserver``: the local synthetic server with exactly known timing. Records are marked test_server.
+"""``bench.testing.testserver``: the local synthetic server with exactly known timing. Records are marked test_server.
 
 The server announces itself (header ``x-benchbook-test-server`` on every response, ``owned_by:
 benchbook-testserver`` in ``/v1/models``); ``bench.runner.engines.introspect`` tells it apart whatever engine a
@@ -30,7 +30,7 @@ class TestServerEngine(EngineBase):
         return [
             python,
             "-m",
-            "bench.testserver",
+            "bench.testing.testserver",
             "--host",
             host,
             "--port",
@@ -43,4 +43,4 @@ class TestServerEngine(EngineBase):
         return f"benchbook {__version__}"  # the harness launches its own package's server
 
     def notes(self, cfg: RunConfig) -> list[str]:
-        return ["synthetic test server (bench.testserver): timings are configured, not measured from a model"]
+        return ["synthetic test server (bench.testing.testserver): timings are configured, not measured from a model"]

@@ -1,0 +1,7 @@
+"""``python -m bench.testing.testserver``."""
+
+import sys
+
+from ._cli import main
+
+sys.exit(main())
