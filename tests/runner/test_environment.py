@@ -22,12 +22,24 @@ from bench.runner.environment import (
     parse_engine_probe,
     parse_nvidia_smi,
     parse_smi_cuda_version,
+    parse_topology,
 )
 
 # Real output of the capture's query on an H200 node (driver 580), duplicated for a 2-GPU host.
 SMI_QUERY_2XH200 = (
-    "NVIDIA H200, 580.159.04, 143771, 700.00, 1980, 3201, 1980, 3201, 9.0\n"
-    "NVIDIA H200, 580.159.04, 143771, 700.00, 1980, 3201, 1980, 3201, 9.0\n"
+    "NVIDIA H200, 580.159.04, 143771, 700.00, 1980, 3201, 1980, 3201, 9.0, 0, 00000000:18:00.0\n"
+    "NVIDIA H200, 580.159.04, 143771, 700.00, 1980, 3201, 1980, 3201, 9.0, 1, 00000000:2A:00.0\n"
+)
+# `nvidia-smi topo -m` on a 2-GPU NVLink node (legend shortened), with the colour codes newer drivers emit.
+TOPO_2XH200 = (
+    "\t\x1b[4mGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
+    "GPU0\t X \tNV18\t0-47\t0\t\tN/A\n"
+    "GPU1\tNV18\t X \t0-47\t0\t\tN/A\n"
+    "\n"
+    "Legend:\n"
+    "\n"
+    "  X    = Self\n"
+    "  NV#  = Connection traversing a bonded set of # NVLinks\n"
 )
 SMI_PLAIN = (
     "+-----------------------------------------------------------------------------------------+\n"
@@ -90,6 +102,8 @@ def fake_run(smi: str | None = SMI_QUERY_2XH200, probe: str | None = PROBE_WITH_
         if cmd[0] == "nvidia-smi":
             if smi is None:
                 return None
+            if cmd[1:] == ["topo", "-m"]:
+                return TOPO_2XH200 if smi is not None else None
             return smi if len(cmd) > 1 else SMI_PLAIN
         if cmd[1:2] == ["-c"]:
             return probe
@@ -238,10 +252,45 @@ def test_two_h200_lines_are_parsed() -> None:
     }
 
 
+def test_every_gpu_is_kept_with_its_own_facts() -> None:
+    gpu = parse_nvidia_smi(SMI_QUERY_2XH200)
+    assert [d["index"] for d in gpu.devices] == [0, 1]
+    assert [d["pci_bus_id"] for d in gpu.devices] == ["00000000:18:00.0", "00000000:2A:00.0"]
+    assert gpu.devices[0] == {
+        "index": 0,
+        "pci_bus_id": "00000000:18:00.0",
+        "model": "NVIDIA H200",
+        "memory_mib": 143771,
+        "power_limit_w": 700.0,
+        "compute_capability": "9.0",
+        "clocks": {"max_sm_mhz": 1980, "max_memory_mhz": 3201, "applications_graphics_mhz": 1980,
+                   "applications_memory_mhz": 3201},
+    }  # fmt: skip
+    odd = parse_nvidia_smi("NVIDIA H200, 580.1, 143771, [N/A], [N/A], 3201, [N/A], 3201, 9.0, 0, [N/A]\n")
+    assert odd.devices == [{"index": 0, "model": "NVIDIA H200", "memory_mib": 143771, "compute_capability": "9.0",
+                            "clocks": {"max_memory_mhz": 3201, "applications_memory_mhz": 3201}}]  # fmt: skip
+
+
+def test_topology_is_the_plain_matrix() -> None:
+    topo = parse_topology(TOPO_2XH200)
+    assert topo is not None and "\x1b" not in topo
+    rows = [line.split("\t") for line in topo.splitlines()]
+    assert rows[0][1:3] == ["GPU0", "GPU1"]
+    assert rows[1][:3] == ["GPU0", " X ", "NV18"] and rows[2][:3] == ["GPU1", "NV18", " X "]
+    assert all(line == line.rstrip() for line in topo.splitlines())
+    assert parse_topology(None) is None and parse_topology("No devices were found\n") is None
+    # a big node's matrix is cut at a line, and says so
+    big = "\t".join(f"GPU{i}" for i in range(64)) + "\n" + "\n".join(f"GPU{i}\t" + "NV18\t" * 64 for i in range(64))
+    cut = parse_topology(big, limit=2000)
+    assert cut is not None and len(cut) <= 2000 and cut.endswith("more lines]")
+
+
 def test_capture_uses_nvidia_smi_and_the_engine_probe() -> None:
     run = fake_run()
     env = capture_environment({}, engine_python="/opt/engine/bin/python", run=run, host_info=False)
     assert env.gpu.count == 2 and env.gpu.model == "NVIDIA H200"
+    assert len(env.gpu.devices) == 2
+    assert env.topology is not None and env.topology.splitlines()[1].startswith("GPU0\t X \tNV18")
     assert env.cuda_runtime == "13.0"
     assert env.nccl_version == "2.28.9"
     assert env.versions == {"sglang": "0.5.9", "flashinfer-python": "0.5.3", "torch": "2.11.0",
@@ -264,6 +313,7 @@ def test_missing_nvidia_smi_and_engine_leave_fields_none() -> None:
     env = capture_environment({"NCCL_DEBUG": "WARN"}, engine_python="python3", run=fake_run(smi=None, probe=None))
     assert env.gpu.model is None and env.gpu.count is None and env.gpu.driver is None
     assert env.gpu.power_limit_w is None and env.gpu.memory_mib is None and env.gpu.clocks == {}
+    assert env.gpu.devices == [] and env.topology is None
     assert env.cuda_runtime is None and env.nccl_version is None and env.versions == {}
     assert "driver_cuda_version" not in env.info
     assert env.env_vars == {"NCCL_DEBUG": "WARN"}
@@ -278,7 +328,7 @@ def test_default_run_reports_missing_and_failing_commands_as_none() -> None:
 
 
 def test_odd_nvidia_smi_values() -> None:
-    text = "NVIDIA H200, 580.1, 143771, [N/A], [N/A], 3201, [Not Supported], 3201, 9.0\n"
+    text = "NVIDIA H200, 580.1, 143771, [N/A], [N/A], 3201, [Not Supported], 3201, 9.0, 0, [N/A]\n"
     gpu = parse_nvidia_smi(text)
     assert gpu.power_limit_w is None
     assert "max_sm_mhz" not in gpu.clocks and gpu.clocks["max_memory_mhz"] == 3201
@@ -286,10 +336,17 @@ def test_odd_nvidia_smi_values() -> None:
     assert parse_nvidia_smi("NVIDIA H200, 580.1\n") == parse_nvidia_smi(None)
     # mixed GPUs: no single model, driver kept when equal, per-GPU figures None when they differ
     mixed = parse_nvidia_smi(
-        "NVIDIA H200, 580.1, 143771, 700.00, 1980, 3201, 1980, 3201, 9.0\n"
-        "NVIDIA H100 80GB HBM3, 580.1, 81559, 700.00, 1980, 2619, 1755, 2619, 9.0\n"
+        "NVIDIA H200, 580.1, 143771, 700.00, 1980, 3201, 1980, 3201, 9.0, 0, 00000000:18:00.0\n"
+        "NVIDIA H100 80GB HBM3, 580.1, 81559, 500.00, 1980, 2619, 1755, 2619, 9.0, 1, 00000000:2A:00.0\n"
     )
     assert mixed.count == 2 and mixed.driver == "580.1" and mixed.memory_mib is None
+    assert mixed.power_limit_w is None  # they differ: no single value at the top
+    # ... and each GPU keeps its own
+    assert [(d["index"], d["model"], d["memory_mib"], d["power_limit_w"]) for d in mixed.devices] == [
+        (0, "NVIDIA H200", 143771, 700.0),
+        (1, "NVIDIA H100 80GB HBM3", 81559, 500.0),
+    ]
+    assert mixed.devices[1]["clocks"]["applications_graphics_mhz"] == 1755
     assert mixed.model == "NVIDIA H200×1 + NVIDIA H100 80GB HBM3×1"
     assert parse_smi_cuda_version(SMI_PLAIN) == "13.0"
     assert parse_smi_cuda_version("no header") is None

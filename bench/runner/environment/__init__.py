@@ -21,11 +21,19 @@ from typing import Any
 
 from bench import __version__
 from bench.record.model import Benchbook, Environment
+from bench.redact import redact_text
 
 from ._allowlist import ALLOWED_NAMES, ALLOWED_PREFIXES, SLURM_NAMES, allowed_variables
 from ._engine_probe import ENGINE_DISTRIBUTIONS, ENGINE_PROBE, parse_engine_probe
 from ._host import host_facts
-from ._nvidia_smi import NVIDIA_SMI_FIELDS, parse_nvidia_smi, parse_smi_cuda_version, smi_query
+from ._nvidia_smi import (
+    NVIDIA_SMI_FIELDS,
+    TOPOLOGY_QUERY,
+    parse_nvidia_smi,
+    parse_smi_cuda_version,
+    parse_topology,
+    smi_query,
+)
 
 __all__ = [
     "ALLOWED_NAMES",
@@ -44,6 +52,7 @@ __all__ = [
     "parse_engine_probe",
     "parse_nvidia_smi",
     "parse_smi_cuda_version",
+    "parse_topology",
 ]
 
 Runner = Callable[[list[str]], str | None]
@@ -80,6 +89,7 @@ def capture_environment(
     probe = runner([engine_python, "-c", ENGINE_PROBE]) if engine_python else None
     versions, cuda, nccl, engine_py = parse_engine_probe(probe)
     info: dict[str, Any] = host_facts() if host_info else {}
+    topology = parse_topology(runner(TOPOLOGY_QUERY)) if smi is not None else None
     if smi is not None:
         driver_cuda = parse_smi_cuda_version(runner(["nvidia-smi"]))
         if driver_cuda is not None:
@@ -88,6 +98,7 @@ def capture_environment(
         info["engine_python"] = engine_py
     return Environment(
         gpu=gpu,
+        topology=redact_text(topology) if topology is not None else None,
         cuda_runtime=cuda,
         nccl_version=nccl,
         env_vars=allowed_variables(env),

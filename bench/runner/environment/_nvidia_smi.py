@@ -8,7 +8,14 @@ from typing import Any
 
 from bench.record.model import Gpu
 
-__all__ = ["NVIDIA_SMI_FIELDS", "parse_nvidia_smi", "parse_smi_cuda_version", "smi_query"]
+__all__ = [
+    "NVIDIA_SMI_FIELDS",
+    "TOPOLOGY_QUERY",
+    "parse_nvidia_smi",
+    "parse_smi_cuda_version",
+    "parse_topology",
+    "smi_query",
+]
 
 NVIDIA_SMI_FIELDS: tuple[str, ...] = (
     "name",
@@ -20,6 +27,8 @@ NVIDIA_SMI_FIELDS: tuple[str, ...] = (
     "clocks.applications.graphics",
     "clocks.applications.memory",
     "compute_cap",
+    "index",
+    "pci.bus_id",
 )
 
 _CLOCK_KEYS = {
@@ -59,7 +68,8 @@ def _same(values: list[Any]) -> Any:
 def parse_nvidia_smi(text: str | None, fields: tuple[str, ...] = NVIDIA_SMI_FIELDS) -> Gpu:
     """Parse ``nvidia-smi --query-gpu=<fields> --format=csv,noheader,nounits`` output (one line per GPU).
 
-    Facts that differ between GPUs are left None at the top level; the per-GPU rows are not kept here.
+    Facts that differ between GPUs are left None at the top level; ``devices`` keeps every GPU's own row (index,
+    PCI bus id, model, memory, power limit, clocks), so a node whose GPUs differ says how.
     """
     if not text or not text.strip():
         return Gpu()
@@ -91,6 +101,7 @@ def parse_nvidia_smi(text: str | None, fields: tuple[str, ...] = NVIDIA_SMI_FIEL
     if cc is not None:
         clocks["compute_capability"] = cc
     return Gpu(
+        devices=[_device(r) for r in rows],
         model=model,
         architecture=arch,
         count=len(rows),
@@ -99,6 +110,48 @@ def parse_nvidia_smi(text: str | None, fields: tuple[str, ...] = NVIDIA_SMI_FIEL
         power_limit_w=power,
         clocks=clocks,
     )
+
+
+def _device(row: dict[str, str | None]) -> dict[str, Any]:
+    """One GPU's own facts, as ``nvidia-smi`` gave them (unknown ones left out)."""
+    index = _num(row.get("index"))
+    memory = _num(row.get("memory.total"))
+    clocks = {
+        key: int(v) if v.is_integer() else v for f, key in _CLOCK_KEYS.items() if (v := _num(row.get(f))) is not None
+    }
+    device: dict[str, Any] = {
+        "index": int(index) if index is not None else None,
+        "pci_bus_id": row.get("pci.bus_id"),
+        "model": row.get("name"),
+        "memory_mib": int(memory) if memory is not None else None,
+        "power_limit_w": _num(row.get("power.limit")),
+        "compute_capability": row.get("compute_cap"),
+        "clocks": clocks,
+    }
+    return {k: v for k, v in device.items() if v not in (None, {})}
+
+
+TOPOLOGY_QUERY: list[str] = ["nvidia-smi", "topo", "-m"]
+"""The command whose output :func:`parse_topology` reads (the GPU-to-GPU matrix and its legend)."""
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def parse_topology(text: str | None, limit: int = 8000) -> str | None:
+    """``nvidia-smi topo -m`` as plain text: colour codes and trailing blanks removed, at most ``limit`` characters
+    (a larger node's matrix is cut at a line, said at the end); None when there is no matrix (no ``GPU0`` column)."""
+    if not text or "GPU0" not in text:
+        return None
+    lines = [_ANSI.sub("", line).rstrip() for line in text.strip("\n").splitlines()]
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > limit - 40:
+            out.append(f"[cut: {len(lines) - len(out)} more lines]")
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out)
 
 
 _SMI_CUDA = re.compile(r"CUDA Version\s*:\s*([0-9]+(?:\.[0-9]+)*)")
