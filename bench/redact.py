@@ -136,6 +136,8 @@ _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&#\s\"'<>]*)")
 _PAIR_HEAD = re.compile(
     r"""(?<![A-Za-z0-9_.\-])(?P<name>-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)(?P<q1>["'])?(?P<sep>\s*[=:]\s*)(?P<q2>["'])?"""
 )
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_NO_VALUE = frozenset({"null", "None", "true", "false", "True", "False", "~"})
 _QUOTED_VALUE = re.compile(r"""[^"'\n]*""")
 _LINE_VALUE = re.compile(r"""[^\s,;"'}\]](?:[^\n,;"'}\]]*[^\s,;"'}\]])?""")
 # a command line inside text: ``--api-key VALUE`` (the flag's name decides; a following flag is not a value)
@@ -189,6 +191,11 @@ def _pairs(text: str) -> str:
             continue
         value = (_QUOTED_VALUE if m.group("q2") else _LINE_VALUE).match(text, m.end())
         if value is None or not value.group(0) or value.group(0).startswith(REDACTED):  # hidden already
+            continue
+        if not m.group("q2") and (
+            value.group(0) in _NO_VALUE  # ``"api_key": null`` states no secret (and the text stays JSON)
+            or (_NUMBER.fullmatch(value.group(0)) and not _names_a_number_secret(m.group("name")))
+        ):  # a number is hidden only under a name that ends in a secret word, as in redact_value
             continue
         out += [text[pos : m.end()], REDACTED]
         pos = value.end()

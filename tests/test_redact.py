@@ -209,3 +209,21 @@ def test_a_secret_query_parameter_keeps_the_parameters_after_it() -> None:
     )
     assert redact_text("SERVER_PASSPHRASE=planted pass phrase") == f"SERVER_PASSPHRASE={REDACTED}"
     assert redact_text("port=8000 api_key=abc123 x") == f"port=8000 api_key={REDACTED}"
+
+
+def test_a_secret_name_without_a_value_keeps_json_valid() -> None:
+    """``"api_key": null`` (SGLang's /server_info says so for a server without a key) states no secret: the text
+    stays JSON, while a real value under a secret name is still hidden."""
+    import json
+
+    doc = {"api_key": None, "ssl_keyfile_password": None, "admin_api_key": None, "enable_ssl": False,
+           "password": "hunter2-but-longer", "token": True}  # fmt: skip
+    text = redact_text(json.dumps(doc, indent=2))
+    back = json.loads(text)
+    assert back["api_key"] is None and back["ssl_keyfile_password"] is None and back["token"] is True
+    assert back["password"] == REDACTED
+    assert redact_text("API_KEY=null") == "API_KEY=null"
+    assert redact_text("API_KEY=nullish-secret-9f") == f"API_KEY={REDACTED}"
+    # a figure under a name that mentions tokens is not a secret; a number under a name ending in one is
+    assert redact_text('"tbo_token_distribution_threshold": 0.48,') == '"tbo_token_distribution_threshold": 0.48,'
+    assert redact_text("PIN_PASSWORD=123456") == f"PIN_PASSWORD={REDACTED}"

@@ -139,7 +139,7 @@ def _compare(args: argparse.Namespace) -> None:
         cross_context=True if args.cross_context else None,
     )
     if args.format == "json":
-        _emit(json.dumps(render_comparison_json(c), indent=2, ensure_ascii=False))
+        _emit(json.dumps(redact_value("", render_comparison_json(c)), indent=2, ensure_ascii=False))
     elif args.format == "md":
         _emit(render_comparison_markdown(c))
     else:
