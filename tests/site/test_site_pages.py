@@ -18,9 +18,7 @@ from site_helpers import (
 )
 
 from bench.settings import load_settings
-from bench.site.data import load_site
-from bench.site.pages import site_pages
-from bench.site.record_page import levels_csv, record_markdown
+from bench.site import load_site, record_markdown, site_pages
 
 
 def test_site_pages_lists_every_generated_file() -> None:
@@ -72,14 +70,25 @@ def test_transcribed_record_says_what_is_not_stated() -> None:
     assert "≈" in md
 
 
+def _record_csv(record_id: str) -> list[dict[str, str]]:
+    """The record page's CSV download, as the site generates it."""
+    site = fixture_site()
+    rec = site.by_id[record_id].record
+    files = dict(site_pages(site))
+    return list(csv.DictReader(io.StringIO(files[f"records/{rec.experiment}/{rec.id}.csv"])))
+
+
 def test_csv_has_one_row_per_level_and_flags_approximations() -> None:
-    rows = list(csv.DictReader(io.StringIO(levels_csv(fixture(FX_EAGLE_ID)))))
+    rows = _record_csv(FX_EAGLE_ID)
+    record = fixture(FX_EAGLE_ID)
     assert [r["concurrency"] for r in rows] == ["1", "2", "4", "8", "16", "32"]
-    assert float(rows[0]["ttft_ms_p99"]) > 0 and rows[0]["ttft_ms_n"] == "4"
+    first = record.levels[0]
+    assert first.ttft_ms is not None and first.ttft_ms.p99 is not None
+    assert float(rows[0]["ttft_p99"]) == first.ttft_ms.p99 and rows[0]["ttft_p99_n"] == str(first.ttft_ms.n)
     assert rows[0]["accept_length"]
-    hostile = list(csv.DictReader(io.StringIO(levels_csv(fixture(HOSTILE_ID)))))
-    assert hostile[1]["label"].startswith("<script>")  # CSV is data, not HTML; kept verbatim
-    assert hostile[1]["total_throughput_approximate"] == "True"
+    hostile = _record_csv(HOSTILE_ID)
+    assert hostile[1]["level_label"].startswith("<script>")  # CSV is data, not HTML; kept verbatim
+    assert hostile[1]["total_throughput_approx"] == "True"
 
 
 def test_bench_render_writes_the_same_pages(tmp_path: Path) -> None:
@@ -92,7 +101,7 @@ def test_bench_render_writes_the_same_pages(tmp_path: Path) -> None:
     for path, content in site_pages(site):
         assert (out / path).read_text(encoding="utf-8") == content
     eagle = (out / "eagle-fast-verify.md").read_text(encoding="utf-8")
-    assert "<!-- bench:" not in eagle and "| Level | Figure | Better |" in eagle
+    assert "<!-- bench:" not in eagle and "| Level | Figure | baseline | eagle3 |" in eagle
     assert "history/index.md" in dict(site_pages(site))
     dead_end = (out / "dead-ends" / "dynamic-spec-disable.md").read_text(encoding="utf-8")
     assert dead_end.startswith("---\n") and '!!! abstract "Dead end: abandoned"' in dead_end
