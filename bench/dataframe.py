@@ -50,6 +50,7 @@ __all__ = [
     "frame_from_rows",
     "frame_json",
     "frame_rows",
+    "record_cells",
     "register",
 ]
 
@@ -98,7 +99,8 @@ FIGURE_COLUMNS: tuple[str, ...] = tuple(f"{f.key}{s}" for f in FIGURES for s in 
 _INTS = ("gpu_count", "concurrency", "requests_sent", "requests_completed", "requests_failed", *LEVEL_COLUMNS[-7:])
 
 
-def _record_cells(r: Record) -> dict[str, Any]:
+def record_cells(r: Record) -> dict[str, Any]:
+    """The record's columns of the frame (:data:`RECORD_COLUMNS`), not redacted."""
     return {
         "record_id": r.id,
         "experiment": r.experiment,
@@ -157,7 +159,7 @@ def frame_rows(records: Iterable[Record], *, intervals: bool = True, confidence:
     """The frame's rows as dicts (record × level; see the module docstring), without pandas."""
     rows = []
     for r in sorted(records, key=lambda r: (r.created_at, r.id)):
-        base = {k: redact_value(k, v) if isinstance(v, str) else v for k, v in _record_cells(r).items()}
+        base = {k: redact_value(k, v) if isinstance(v, str) else v for k, v in record_cells(r).items()}
         for lv in sorted_levels(r.levels):
             row = dict(base)
             row.update(

@@ -24,16 +24,7 @@ from bench.md_table import md_table
 from ._envdiff import FieldDiff
 from ._evidence import floor_text
 from ._result import NOT_STATED, Comparison, MetricComparison
-from ._rows import (
-    comparison_rows,
-    figure_heading,
-    interval_text,
-    level_cell,
-    ratio_text,
-    requests_text,
-    shown_value,
-    value_text,
-)
+from ._rows import comparison_rows, figure_heading, level_cell, long_cells, long_header, shown_value, value_text
 
 __all__ = [
     "PLAIN",
@@ -184,27 +175,10 @@ def _compact_table(c: Comparison, s: MarkdownStyle, keys: Sequence[str]) -> str:
 
 
 def _long_table(c: Comparison, s: MarkdownStyle, figures: Sequence[str] | None) -> str:
-    a, b = s.text(c.label_a), s.text(c.label_b)
-    header = ["Level", "Figure", a, b, f"{b} / {a}", f"{c.confidence:.0%} interval", "Requests"]
-    rows = []
-    for r in comparison_rows(c, figures):
-        if not r.figure:
-            rows.append([s.text(level_cell(r)), "*failed: no figure compared*", "—", "—", "—", "—", "—"])
-            continue
-        rows.append(
-            [
-                s.text(level_cell(r)),
-                s.text(figure_heading(r)),
-                s.text(value_text(r.baseline, r.approximate)),
-                s.text(value_text(r.candidate, r.approximate)),
-                s.text(ratio_text(r)),
-                s.text(interval_text(r)),
-                s.text(requests_text(r)),
-            ]
-        )
+    rows = [[s.text(cell) for cell in long_cells(r)] for r in comparison_rows(c, figures)]
     if not rows:
         return "*The two records state no figure at a level they share, so there is nothing to compare.*"
-    return md_table(header, rows, align="llrrrrr")
+    return md_table([s.text(h) for h in long_header(c)], rows, align="llrrrrr")
 
 
 def comparison_notes(c: Comparison) -> list[str]:

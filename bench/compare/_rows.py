@@ -24,6 +24,8 @@ __all__ = [
     "figure_heading",
     "interval_text",
     "level_cell",
+    "long_cells",
+    "long_header",
     "ratio_text",
     "requests_text",
     "shown_value",
@@ -151,3 +153,27 @@ def level_cell(r: ComparisonRow | LevelComparison) -> str:
 def shown_value(v: Any) -> str:
     """A record value in a cell or a line: text as it is, anything else as JSON, ``not stated`` for None."""
     return NOT_STATED if v is None else v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+FAILED_ROW = "failed: no figure compared"
+
+
+def long_header(c: Comparison) -> list[str]:
+    """The long table's columns (plain text)."""
+    ratio, interval = f"{c.label_b} / {c.label_a}", f"{c.confidence:.0%} interval"
+    return ["Level", "Figure", c.label_a, c.label_b, ratio, interval, "Requests"]
+
+
+def long_cells(r: ComparisonRow) -> list[str]:
+    """One row of the long table as plain-text cells (a failed level: its name and :data:`FAILED_ROW`)."""
+    if not r.figure:
+        return [level_cell(r), FAILED_ROW, "—", "—", "—", "—", "—"]
+    return [
+        level_cell(r),
+        figure_heading(r),
+        value_text(r.baseline, r.approximate),
+        value_text(r.candidate, r.approximate),
+        ratio_text(r),
+        interval_text(r),
+        requests_text(r),
+    ]

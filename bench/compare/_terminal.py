@@ -16,16 +16,7 @@ from rich.table import Table
 from ._envdiff import FieldDiff
 from ._markdown import comparison_notes
 from ._result import Comparison
-from ._rows import (
-    comparison_rows,
-    figure_heading,
-    interval_text,
-    level_cell,
-    ratio_text,
-    requests_text,
-    shown_value,
-    value_text,
-)
+from ._rows import comparison_rows, long_cells, long_header, shown_value
 
 __all__ = ["render_comparison_text", "render_diff_text"]
 
@@ -78,21 +69,9 @@ def _sections(c: Comparison) -> list[tuple[str, list[str]]]:
 
 def render_comparison_text(c: Comparison, *, width: int = 120) -> str:
     title = f"{c.label_b} compared with {c.label_a}" + (" (cross-context)" if c.cross_context else "")
-    headers = ["level", "figure", c.label_a, c.label_b, f"{c.label_b} / {c.label_a}", f"{c.confidence:.0%} interval"]
-    table = Table(*headers, "requests", title=title)
+    table = Table(*long_header(c), title=title)
     for r in comparison_rows(c):
-        if not r.figure:
-            table.add_row(level_cell(r), "failed: no figure compared", "—", "—", "—", "—", "—")
-            continue
-        table.add_row(
-            level_cell(r),
-            figure_heading(r),
-            value_text(r.baseline, r.approximate),
-            value_text(r.candidate, r.approximate),
-            ratio_text(r),
-            interval_text(r),
-            requests_text(r),
-        )
+        table.add_row(*long_cells(r))
     parts: list[Any] = [*_context(c), table, f"Verdict: {c.verdict}"]
     for heading, items in _sections(c):
         parts.append(f"\n{heading}:")

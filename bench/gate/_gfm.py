@@ -22,9 +22,9 @@ import json
 import re
 import unicodedata
 
-from bench.redact import redact_text, redact_value
+from bench.redact import redact_text
 
-__all__ = ["escape_gfm", "shown", "shown_named"]
+__all__ = ["escape_gfm", "shown"]
 
 _PUNCT = frozenset("!\"#$%'()*+,-./:;=?@[\\]^_`{|}~")
 _ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
@@ -68,11 +68,3 @@ def shown(value: object, *, limit: int | None = None) -> str:
     if value is None:
         return NOT_STATED
     return escape_gfm(_clip(redact_text(_plain(value)), limit))
-
-
-def shown_named(name: str, value: object, *, limit: int | None = None) -> str:
-    """Like :func:`shown` for a value stored under ``name`` (a field or variable): a secret name hides the whole
-    value (``bench.redact.redact_value``)."""
-    if value is None:
-        return NOT_STATED
-    return shown(redact_value(name, value), limit=limit)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.compare import Comparison, Flag, compare_records, fingerprint, flags, render_comparison_json
-from bench.figures import figure
+from bench.dataframe import frame_rows, record_cells
 from bench.record import Record
 from bench.redact import redact_text, redact_value
 
@@ -150,26 +150,16 @@ def _strings_redacted(value: Any) -> Any:
 
 
 def _summary_json(r: Record) -> dict[str, Any]:
+    """The record at a glance: its frame columns (``bench.frame``) and its levels' :data:`LEVEL_FIGURES`."""
+    cells = record_cells(r)
     return {
         "id": r.id,
-        "experiment": r.experiment,
-        "variant": r.variant,
-        "title": r.title,
+        **{k: cells[k] for k in ("experiment", "variant", "title", "engine", "engine_version", "model", "speculative")},
         "provenance": r.provenance.model_dump(mode="json", exclude_none=True),
         "status": r.status.model_dump(mode="json", exclude_none=True, exclude={"log_excerpt"}),
-        "engine": r.server.engine,
-        "engine_version": r.server.version,
-        "model": r.model.name,
-        "speculative": r.speculative.algorithm if r.speculative else None,
         "levels": [
-            {
-                "level": lv.key,
-                "concurrency": lv.concurrency,
-                "requests_sent": lv.requests_sent,
-                "requests_completed": lv.requests_completed,
-                **{key: (v[0] if (v := figure(key).value(lv)) else None) for key in LEVEL_FIGURES},
-            }
-            for lv in r.levels
+            {k: row[k] for k in ("level", "concurrency", "requests_sent", "requests_completed", *LEVEL_FIGURES)}
+            for row in frame_rows([r], intervals=False)
         ],
     }
 
