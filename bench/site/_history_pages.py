@@ -20,7 +20,7 @@ from bench.record.model import Level, Record
 
 from ._escape import md_code, md_text
 from ._git_info import commit_markdown, last_changed_line
-from ._markup import downloads_line, scroll_box
+from ._markup import all_rows_line, downloads_line, scroll_box
 from ._paths import HISTORY_INDEX, experiment_link, history_download, history_page, link, record_link
 from ._site_data import SiteData
 
@@ -214,4 +214,4 @@ def history_index(site: SiteData) -> str:
         "improvements found in them. " + thresholds_sentence(site)
     )
     table = md_table(["Configuration", "Experiment", "Records", "Latest", "Status"], rows) or "*No records yet.*"
-    return "\n".join(["# Configurations and their history", "", intro, "", table, ""])
+    return "\n".join(["# Configurations and their history", "", intro, "", table, "", all_rows_line(page)])

@@ -10,9 +10,9 @@ from ._chart_model import Chart
 from ._chart_svg import render_svg
 from ._escape import html_attr, html_text, md_text
 from ._format import NOT_STATED
-from ._paths import link
+from ._paths import all_rows_download, link
 
-__all__ = ["admonition", "chart_figure", "downloads_line", "errors_box", "fact", "scroll_box"]
+__all__ = ["admonition", "all_rows_line", "chart_figure", "downloads_line", "errors_box", "fact", "scroll_box"]
 
 
 def admonition(kind: str, title: str, body: str, *, collapsible: bool = False) -> str:
@@ -55,6 +55,12 @@ def downloads_line(page: str, what: str, files: Sequence[tuple[str, str]]) -> st
     """``Download <what>: [CSV](…) · [JSON](…)``: (label, docs-relative path) pairs, linked from ``page``."""
     links = " · ".join(f"[{md_text(label)}]({link(page, path)})" for label, path in files)
     return f'<p class="bench-downloads" markdown>Download {md_text(what)}: {links}</p>\n'
+
+
+def all_rows_line(page: str) -> str:
+    """The download line of every record × level of the build."""
+    files = [("CSV", all_rows_download("csv")), ("JSON", all_rows_download("json"))]
+    return downloads_line(page, "every record's figures, level by level (bench.frame)", files)
 
 
 def scroll_box(table: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bench.dataframe import frame_csv
+from bench.dataframe import frame_csv, frame_json
 from bench.md_table import md_table
 
 from ._comparisons import comparison_downloads, experiment_comparisons
@@ -18,12 +18,13 @@ from ._escape import md_text
 from ._experiment_page import experiment_downloads, experiment_markdown
 from ._git_info import last_changed_line
 from ._history_pages import history_downloads, history_index, history_markdown
-from ._markup import errors_box
+from ._markup import all_rows_line, errors_box
 from ._paths import (
     DEAD_ENDS_INDEX,
     EXPERIMENTS_INDEX,
     HISTORY_INDEX,
     RECORDS_INDEX,
+    all_rows_download,
     experiment_link,
     experiment_page,
     history_page,
@@ -59,6 +60,7 @@ def records_index(site: SiteData) -> str:
         "",
         "</div>",
         "",
+        all_rows_line(page),
     ]
     return "\n".join(parts)
 
@@ -100,6 +102,9 @@ def site_pages(site: SiteData) -> Iterator[tuple[str, str]]:
         yield record_page(r), site_record_markdown(site, r)
         yield record_json(r), loaded.raw
         yield record_csv(r), frame_csv(site.frame_of([r.id]))
+    everything = site.frame_of(lr.record.id for lr in site.records)
+    yield all_rows_download("csv"), frame_csv(everything)
+    yield all_rows_download("json"), frame_json(everything)
     shown = {(c.ids_a[0], c.ids_b[0]): c for exp in site.experiments for c in experiment_comparisons(site, exp)[1]}
     shown.update({(c.ids_a[0], c.ids_b[0]): c for c in shortcode_comparisons(site)})
     for c in shown.values():

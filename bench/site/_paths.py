@@ -18,6 +18,7 @@ __all__ = [
     "HISTORY_INDEX",
     "RECORDS_INDEX",
     "RECORD_ID_PATTERN",
+    "all_rows_download",
     "comparison_download",
     "experiment_download",
     "experiment_link",
@@ -75,6 +76,11 @@ def experiment_link(experiment: str, page: str) -> str:
 
 
 # Downloads: the data behind a table, as CSV and JSON (``ext``), beside the table.
+
+
+def all_rows_download(ext: str) -> str:
+    """Every record × level of the build (the whole ``bench.frame``)."""
+    return f"records/all-levels.{ext}"
 
 
 def comparison_download(baseline_id: str, candidate_id: str, ext: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bench.compare import Comparison, environment_diff, floor_text, render_context_table_markdown, render_diff_markdown
-from bench.figures import COMPARED, FIGURES, figures_table_markdown
+from bench.figures import COMPARED, FIGURES, figures_table_markdown, format_figure
 from bench.md_table import md_table
 
 from ._comparisons import comparison_markdown, site_comparison, verdict_markdown
@@ -25,7 +25,7 @@ from ._history_pages import thresholds_sentence
 from ._markup import errors_box
 from ._records_table import records_table
 from ._repeat_spread import repeat_spread_markdown
-from ._shortcode_call import BadArgs, Call, no_experiment, pair
+from ._shortcode_call import BadArgs, Call, missing, no_experiment, pair
 from ._site_style import SITE_STYLE
 
 __all__ = ["SHORTCODES"]
@@ -159,6 +159,27 @@ def _figures(c: Call) -> str:
     return figures_table_markdown()
 
 
+def _frame_pivot(c: Call) -> str:
+    """The notebook example's output: ``df.pivot_table(index="concurrency", columns="variant", values=K,
+    aggfunc="median")`` over the experiment's rows of ``bench.frame``, computed here with pandas."""
+    exp = c.slug("experiment")
+    key = c.args["figure"]
+    if key not in {f.key for f in FIGURES}:
+        raise BadArgs(f"figure={key!r} is not one of: {', '.join(f.key for f in FIGURES)}")
+    if (none := no_experiment(c, exp)) is not None:
+        return none
+    df = c.site.frame_of(lr.record.id for lr in c.site.experiments[exp])
+    pivot = df.pivot_table(index="concurrency", columns="variant", values=key, aggfunc="median")
+    if pivot.empty:
+        return missing(f"No record of experiment '{exp}' states {key} at a concurrency.")
+    rows = [
+        [str(int(level)), *(format_figure(None if v != v else float(v)) for v in values)]
+        for level, values in zip(pivot.index, pivot.to_numpy(), strict=True)
+    ]
+    header = ["concurrency", *(md_text(v) for v in pivot.columns)]
+    return md_table(header, rows, align="r" * len(header))
+
+
 # name -> (handler, required arguments, optional arguments)
 SHORTCODES: dict[str, tuple[Callable[[Call], str], frozenset[str], frozenset[str]]] = {
     "latest": (_latest, frozenset(), frozenset({"n"})),
@@ -177,4 +198,5 @@ SHORTCODES: dict[str, tuple[Callable[[Call], str], frozenset[str], frozenset[str
     "environment": (_environment, frozenset({"experiment"}), frozenset()),
     "dead-ends": (_dead_ends, frozenset(), frozenset({"experiment"})),
     "figures": (_figures, frozenset(), frozenset()),
+    "frame-pivot": (_frame_pivot, frozenset({"experiment", "figure"}), frozenset()),
 }

@@ -35,6 +35,7 @@ else the variant named ``baseline``). Shortcodes:
                                      evidence, bench.compare.repeat_spreads)
 ``figures``                          every figure of bench.figures: key, label, unit, direction, formula, where it
                                      lives in a level (the columns of bench.frame)
+``frame-pivot experiment=E figure=K`` the median of K per concurrency and variant, from bench.frame with pandas
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from bench.compare import Comparison, Flag, fingerprint, flags, history, runs_of
+from bench.compare import Comparison, Flag, fingerprint, history, regression_flags, runs_of
 from bench.dataframe import frame_from_rows, frame_rows
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord, load_records
@@ -108,7 +108,7 @@ class SiteData:
     @cached_property
     def configuration_flags(self) -> dict[str, list[Flag]]:
         """Configuration key → its regression/improvement flags, thresholds from the settings."""
-        return {key: flags(recs, self.settings.regression) for key, recs in self.configurations.items()}
+        return regression_flags((r.record for r in self.records), self.settings.regression)
 
     @cached_property
     def comparisons(self) -> dict[tuple[str, str], Comparison]:

@@ -5,6 +5,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from site_helpers import (
     DOCS,
     FIXTURES,
@@ -18,7 +19,7 @@ from site_helpers import (
 )
 
 from bench.settings import load_settings
-from bench.site import load_site, record_markdown, site_pages
+from bench.site import history_index, load_site, record_markdown, site_pages
 
 
 def test_site_pages_lists_every_generated_file() -> None:
@@ -113,3 +114,36 @@ def test_bench_render_reports_bad_records(tmp_path: Path, capsys: object) -> Non
     records.mkdir(parents=True)
     (records / "bad.json").write_text("{", encoding="utf-8")
     assert run_command(["render", str(tmp_path / "out"), "--records", str(tmp_path / "records")]) == 1
+
+
+def test_record_page_levels_table_agrees_with_its_csv_download() -> None:
+    site = fixture_site()
+    rec = site.by_id[FX_EAGLE_ID].record
+    files = dict(site_pages(site))
+    page = files[f"records/{rec.experiment}/{rec.id}.md"]
+    rows = {r["level_name"]: r for r in csv.DictReader(io.StringIO(files[f"records/{rec.experiment}/{rec.id}.csv"]))}
+    table = page.split("## Levels", 1)[1].split("</div>", 1)[0]
+    lines = [ln for ln in table.splitlines() if ln.startswith("| ")]
+    header = [h.strip().replace("\\", "") for h in lines[0].strip("|").split("|")]
+    col = header.index("Total throughput (tok/s)")
+    checked = 0
+    for ln in lines[2:]:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        level = cells[0].replace("\\", "")
+        shown = cells[col].lstrip("≈").replace(",", "")
+        if shown != "—":
+            assert float(shown) == pytest.approx(float(rows[level]["total_throughput"]), rel=0.006)
+            checked += 1
+    assert checked == len(rec.levels)
+
+
+def test_all_levels_download_holds_every_record_level_and_is_linked_from_both_indexes() -> None:
+    site = fixture_site()
+    files = dict(site_pages(site))
+    rows = list(csv.DictReader(io.StringIO(files["records/all-levels.csv"])))
+    assert len(rows) == sum(len(lr.record.levels) for lr in site.records) > 0
+    assert {r["record_id"] for r in rows} == {lr.record.id for lr in site.records}
+    as_json = json.loads(files["records/all-levels.json"])
+    assert [r["record_id"] for r in as_json] == [r["record_id"] for r in rows]
+    assert "](all-levels.csv)" in files["records/index.md"]
+    assert "](../records/all-levels.json)" in history_index(site)
