@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.atomic_write import write_atomic
 from bench.compare import config_key, fingerprint, level_interval
 from bench.figures import FIGURES, Figure
 from bench.level_order import level_name, sorted_levels
@@ -255,16 +256,13 @@ def _write(df: pd.DataFrame, to: str, out: str | None) -> None:
                 "--to parquet needs pyarrow, which benchbook does not install (a 55 MB wheel for one output "
                 "format): pip install pyarrow, or use --to csv or --to json"
             )
-        df.to_parquet(out, index=False)
+        write_atomic(Path(out), df.to_parquet(None, index=False))
         return
     text = frame_csv(df) if to == "csv" else frame_json(df)
     if out is None:
         sys.stdout.write(text)
         return
-    target = Path(out)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
+    write_atomic(Path(out), text)
 
 
 def _run(args: argparse.Namespace) -> int:
