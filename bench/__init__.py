@@ -1,7 +1,7 @@
 """benchbook: versioned LLM-serving benchmark records, the harness that measures them, and pure
 renderers that turn them into pages. No MkDocs import anywhere in this package.
 
-``bench.frame(records_dir)`` is the records as one pandas DataFrame (``bench.dataframe``); docs/concepts.md says
+``bench.frame(records_dir)`` is the records as one pandas DataFrame (``bench.dataframe``); docs/architecture.md says
 where each concept of the project lives.
 """
 
