@@ -8,7 +8,7 @@
                      ``benchbook.yaml`` fails the build;
 * ``on_page_markdown`` expand ``<!-- bench:... -->`` shortcodes (a bad one fails the build, naming
                      the page) and put the front-matter summary on dead-end pages;
-* ``on_post_build``  fail the build if any page loads something from outside (``bench.site.offline``);
+* ``on_post_build``  fail the build if any page loads something from outside (``bench.site.check_site``);
                      allowed: ``extra.benchbook.offline_allow`` and the site's own ``site_url``.
 
 The generated pages themselves come from ``hooks/gen_pages.py`` (mkdocs-gen-files), which reads the
