@@ -2,7 +2,8 @@
 
 The text goes to a temporary file in the same folder, is flushed to disk, then renamed over the target
 (``os.replace``) or, with ``exclusive``, linked to it (``os.link`` fails when the target exists, so two writers can
-never claim the same file). Records, campaign plans and scripts, and the PR report are all written this way.
+never claim the same file). Records, campaign plans and scripts, the PR report and ``bench frame --out`` are all
+written this way.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from pathlib import Path
 __all__ = ["write_atomic"]
 
 
-def write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
-    """Write ``text`` (UTF-8) to ``path``, creating its folder; with ``exclusive``, ``FileExistsError`` when the
-    file is already there. On any error the target is untouched and the temporary file removed."""
+def write_atomic(path: Path, text: str | bytes, *, exclusive: bool = False) -> None:
+    """Write ``text`` (UTF-8; bytes as they are) to ``path``, creating its folder; with ``exclusive``,
+    ``FileExistsError`` when the file is already there. On any error the target is untouched and the temporary
+    file removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8") if isinstance(text, str) else text)
             fh.flush()
             os.fsync(fh.fileno())
         if exclusive:

@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bench.runner.prompt_commands",  # prompts
     "bench.site.commands",  # render, check-offline
     "bench.compare.commands",  # compare, diff
+    "bench.dataframe",  # frame
     "bench.gate.commands",  # check
     "bench.importers.commands",  # import
     "bench.slurm.commands",  # submit, collect

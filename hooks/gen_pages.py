@@ -1,4 +1,4 @@
-"""mkdocs-gen-files script: write every generated page (``bench.site.pages.site_pages``) into the build.
+"""mkdocs-gen-files script: write every generated page (``bench.site.site_pages``) into the build.
 
 Nothing is written into docs/: gen-files keeps these files in a temporary folder for the build.
 """
@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import mkdocs_gen_files
 
-from bench.site.data import CONFIG_KEY, SiteData
-from bench.site.pages import site_pages
+from bench.site import CONFIG_KEY, SiteData, site_pages
 
 site = mkdocs_gen_files.config.get(CONFIG_KEY)  # set by hooks/site_hooks.py (on_pre_build)
 if not isinstance(site, SiteData):

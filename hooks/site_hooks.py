@@ -8,7 +8,7 @@
                      ``benchbook.yaml`` fails the build;
 * ``on_page_markdown`` expand ``<!-- bench:... -->`` shortcodes (a bad one fails the build, naming
                      the page) and put the front-matter summary on dead-end pages;
-* ``on_post_build``  fail the build if any page loads something from outside (``bench.site.offline``);
+* ``on_post_build``  fail the build if any page loads something from outside (``bench.site.check_site``);
                      allowed: ``extra.benchbook.offline_allow`` and the site's own ``site_url``.
 
 The generated pages themselves come from ``hooks/gen_pages.py`` (mkdocs-gen-files), which reads the
@@ -27,10 +27,16 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
 from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
-from bench.site.data import CONFIG_KEY, SiteData, load_site, records_dir
-from bench.site.offline import check_site
-from bench.site.pages import dead_end_page
-from bench.site.shortcodes import ShortcodeError, expand_shortcodes
+from bench.site import (
+    CONFIG_KEY,
+    ShortcodeError,
+    SiteData,
+    check_site,
+    dead_end_page,
+    expand_shortcodes,
+    load_site,
+    records_dir,
+)
 
 log = get_plugin_logger("benchbook")
 
@@ -79,7 +85,7 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
         raise PluginError(f"benchbook: {exc}") from None
     for dead_end in site.dead_ends:
         if dead_end.path == src:
-            markdown = dead_end_page(markdown, dead_end, site)
+            markdown = dead_end_page(markdown, dead_end, site.by_id)
     return markdown
 
 

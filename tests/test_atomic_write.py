@@ -34,3 +34,10 @@ def test_a_failed_write_leaves_the_old_file_whole(tmp_path: Path) -> None:
         write_atomic(path, "half written \ud800 never")  # a lone surrogate cannot be encoded: fails mid-write
     assert path.read_text(encoding="utf-8") == "good"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_bytes_are_written_as_they_are(tmp_path: Path) -> None:
+    path = tmp_path / "frame.parquet"
+    data = b"PAR1\x00\xff\r\n"
+    write_atomic(path, data)
+    assert path.read_bytes() == data

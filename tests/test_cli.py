@@ -18,6 +18,7 @@ OWNERS = {
     "check-offline": "bench.site.commands",
     "compare": "bench.compare.commands",
     "diff": "bench.compare.commands",
+    "frame": "bench.dataframe",
     "check": "bench.gate.commands",
     "import": "bench.importers.commands",
     "submit": "bench.slurm.commands",

@@ -24,17 +24,12 @@ from bench.record.model import Record
 from bench.redact import redact_text, redact_value
 from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
 
-from .compare import compare_records
-from .envdiff import environment_diff
-from .render import (
-    render_comparison_json,
-    render_comparison_markdown,
-    render_comparison_text,
-    render_diff_json,
-    render_diff_markdown,
-    render_diff_text,
-)
-from .runs import runs_of
+from ._comparison import compare_records
+from ._envdiff import environment_diff
+from ._json import render_comparison_json, render_diff_json
+from ._markdown import render_comparison_markdown, render_diff_markdown
+from ._runs import runs_of
+from ._terminal import render_comparison_text, render_diff_text
 
 __all__ = ["UsageError", "register", "resolve_record"]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from bench.atomic_write import write_atomic
 
+from ._report import build_report, render_json
+from ._report_markdown import render_markdown
 from .check import GateEnvError, run_check
-from .report import build_report, render_json
-from .report_md import render_markdown
 
 __all__ = ["EXIT_ENV", "EXIT_FAIL", "EXIT_OK", "register"]
 

@@ -1,12 +1,95 @@
-"""The site, as pure functions: records → Markdown pages, tables and inline SVG charts.
+"""The site, as pure functions: records → Markdown pages, tables, inline SVG charts and downloads.
 
-Nothing here imports MkDocs: ``hooks/`` adapts these functions to MkDocs, and ``bench render``
-writes the same pages to a folder for any other generator.
+Nothing here imports MkDocs: ``hooks/`` adapts these functions to MkDocs, and ``bench render`` writes the same
+pages to a folder for any other generator. Everything public is exported here; the modules behind it are private:
+
+* ``_site_data``: what a build is made from (records, dead ends, settings, git, the frame's rows);
+* ``_pages``, ``_write_pages``: every generated file, and writing them to a folder;
+* ``_record_page``, ``_record_sections``, ``_record_levels``: one page per record;
+* ``_experiment_page``, ``_history_pages``, ``_records_table``, ``_dead_ends``, ``_reliability``: the other pages;
+* ``_comparisons``, ``_site_style``, ``_ratio_chart``: comparisons in the site's style (``bench.compare`` renders);
+* ``_chart_model``, ``_chart_svg``, ``_concurrency_charts``, ``_tradeoff_chart``: charts as data, drawn as SVG;
+* ``_shortcodes``, ``_shortcode_call``, ``_shortcode_handlers``: ``<!-- bench:... -->`` in hand-written pages;
+* ``_escape``, ``_markup``, ``_format``, ``_paths``, ``_front_matter``, ``_environment``, ``_claims``,
+  ``_failed_levels``, ``_git_info``, ``_repeat_spread``: the parts pages share;
+* ``_offline``: the check that the built site loads nothing from outside.
 """
 
-from .data import SiteData, load_site, records_dir
-from .offline import check_site
-from .pages import site_pages
-from .shortcodes import ShortcodeError, expand_shortcodes
+from ._chart_model import Axis, Band, Chart, HLine, Point, Series, Zone
+from ._chart_svg import render_svg
+from ._comparisons import comparison_markdown, experiment_comparisons, site_comparison, verdict_markdown
+from ._concurrency_charts import concurrency_chart, percentile_chart
+from ._dead_ends import DeadEnd, DeadEndError, dead_end_page, dead_ends_index, parse_dead_end
+from ._escape import front_matter_title, html_attr, html_text, md_code, md_code_block, md_inline, md_text
+from ._experiment_page import experiment_charts, experiment_markdown, percentile_figure, tradeoff_figure
+from ._history_pages import history_index, history_markdown
+from ._offline import check_css, check_html, check_site, is_external
+from ._pages import experiments_index, records_index, site_pages
+from ._ratio_chart import ratio_chart
+from ._record_page import record_markdown, site_record_markdown
+from ._reliability import load_reliability, reliability_markdown
+from ._shortcodes import SHORTCODES, ShortcodeError, expand_shortcodes
+from ._site_data import CONFIG_KEY, RECORDS_ENV, SiteData, load_site, records_dir
+from ._site_style import SITE_STYLE, site_style
+from ._tradeoff_chart import pareto_front, tradeoff_chart
+from ._write_pages import write_pages
 
-__all__ = ["ShortcodeError", "SiteData", "check_site", "expand_shortcodes", "load_site", "records_dir", "site_pages"]
+__all__ = [
+    "CONFIG_KEY",
+    "RECORDS_ENV",
+    "SHORTCODES",
+    "SITE_STYLE",
+    "Axis",
+    "Band",
+    "Chart",
+    "DeadEnd",
+    "DeadEndError",
+    "HLine",
+    "Point",
+    "Series",
+    "ShortcodeError",
+    "SiteData",
+    "Zone",
+    "check_css",
+    "check_html",
+    "check_site",
+    "comparison_markdown",
+    "concurrency_chart",
+    "dead_end_page",
+    "dead_ends_index",
+    "expand_shortcodes",
+    "experiment_charts",
+    "experiment_comparisons",
+    "experiment_markdown",
+    "experiments_index",
+    "front_matter_title",
+    "history_index",
+    "history_markdown",
+    "html_attr",
+    "html_text",
+    "is_external",
+    "load_reliability",
+    "load_site",
+    "md_code",
+    "md_code_block",
+    "md_inline",
+    "md_text",
+    "pareto_front",
+    "parse_dead_end",
+    "percentile_chart",
+    "percentile_figure",
+    "ratio_chart",
+    "record_markdown",
+    "records_dir",
+    "records_index",
+    "reliability_markdown",
+    "render_svg",
+    "site_comparison",
+    "site_pages",
+    "site_record_markdown",
+    "site_style",
+    "tradeoff_chart",
+    "tradeoff_figure",
+    "verdict_markdown",
+    "write_pages",
+]

@@ -11,9 +11,9 @@ from typing import Any
 from bench.errors import FieldError
 from bench.settings import DEFAULT_SETTINGS_FILE, SettingsError, load_settings
 
-from .data import RECORDS_ENV, load_site, records_dir
-from .offline import check_site
-from .render import write_pages
+from ._offline import check_site
+from ._site_data import RECORDS_ENV, load_site, records_dir
+from ._write_pages import write_pages
 
 __all__ = ["register"]
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.compare.bootstrap import RunValues, bootstrap_ratio, bootstrap_side, rng_for
+from bench.compare._bootstrap import RunValues, bootstrap_ratio, bootstrap_side, rng_for
 
 values = st.lists(st.floats(min_value=1.0, max_value=1000.0, allow_nan=False), min_size=10, max_size=60)
 

@@ -6,10 +6,14 @@ from typing import Any
 
 from cmp_fixtures import later, level, record
 
-from bench.compare import compare_records, flags, render_comparison_json
-from bench.compare.render import render_comparison_markdown
+from bench.compare import (
+    compare_records,
+    comparison_rows,
+    flags,
+    render_comparison_json,
+    render_comparison_markdown,
+)
 from bench.settings import RegressionThresholds
-from bench.site.compare import comparison_table
 
 
 def _cached(concurrency: int, tok_s: float, cached: list[int], inputs: list[int], **extra: Any) -> dict[str, Any]:
@@ -36,10 +40,9 @@ def test_share_of_sums_with_an_interval_and_no_leader() -> None:
     assert m.a == 200 / 220 and m.b == 0.0
     assert m.ratio.value == 0.0 and (m.ratio.lo, m.ratio.hi) == (0.0, 0.0) and m.ratio.n_a == 40
     assert c.levels[0].winner == "b"  # decided by the speed metrics alone
-    table = comparison_table(c)
-    row = next(line for line in table.splitlines() if "cache" in line)
-    assert "neither (workload)" in row
-    assert "| cache-hit share (cached/prompt tokens) |" in render_comparison_markdown(c)
+    (row,) = [r for r in comparison_rows(c) if r.figure == "cache_hit_share"]
+    assert row.better is None and (row.baseline, row.candidate) == (200 / 220, 0.0)
+    assert "| Cache-hit share (cached/prompt tokens) |" in render_comparison_markdown(c)
     js = render_comparison_json(c)
     metric = next(x for x in js["levels"][0]["metrics"] if x["metric"] == "cache_hit_share")
     assert metric["higher_is_better"] is None

@@ -45,9 +45,11 @@ def test_compare_text(capsys: pytest.CaptureFixture[str]) -> None:
 def test_compare_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert _main(["compare", BASE_ID, EAGLE_ID, "--format", "md"]) == 0
     out = capsys.readouterr().out
-    assert "| C=1 | per-request tok/s ↑ | 92.7 | 80.9 | 0.873 | none (indicative) | — / — |" in out
-    assert out.startswith("**eagle3 compared with baseline**")
-    assert "**Verdict.** Indicative only" in out
+    assert "| C=1 | Per-request tok/s ↑ | 92.7 | 80.9 | 0.87× | none (indicative) | — / — |" in out
+    assert out.startswith("**Verdict: eagle3 compared with baseline**\n\nIndicative only")
+    # the compact table leads: levels as rows, both values and the ratio of each speed figure (muted: no interval)
+    compact = out.split("<details>")[0]
+    assert "| C=1 | 92.7 / 80.9 | _0.87×_ |" in compact
 
 
 def test_compare_json_by_paths(capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,4 +160,6 @@ def test_cross_context_pair_names_fields_first_and_the_flag_forces_a_labelled_ve
     assert data["cross_context"] is True and data["comparable"] is False
     assert data["verdict"].startswith("Cross-context comparison (forced)")
     assert _main(["compare", *common, "--cross-context", "--format", "md"]) == 0
-    assert capsys.readouterr().out.startswith("**eagle3 compared with baseline (cross-context)**")
+    out = capsys.readouterr().out
+    assert out.startswith("**Cross-context comparison (forced)**")
+    assert "**Verdict (cross-context): eagle3 compared with baseline**" in out

@@ -2,8 +2,7 @@ from __future__ import annotations
 
 from cmp_fixtures import lab_records, level, record
 
-from bench.compare import environment_diff, render_diff_markdown
-from bench.compare.envdiff import flatten_record
+from bench.compare import environment_diff, flatten_record, render_diff_markdown
 
 
 def test_lab_pair_diff_rows() -> None:
@@ -47,6 +46,7 @@ def test_diff_markdown_escapes_and_says_not_stated() -> None:
     a = record("baseline", [level(1, 1.0)], overrides={"description": "a | b"})
     b = record("baseline", [level(1, 1.0)])
     md = render_diff_markdown(environment_diff(a, b), "A", "B")
-    assert md.splitlines()[0] == "| field | role | A | B |"
-    assert "| `description` | info | a \\| b | not stated |" in md
+    assert md.splitlines()[0].startswith("1 field(s) differ, 0 of them context")
+    assert md.splitlines()[2] == "| Field | Role | A | B |"
+    assert "| `description` | info | a \\| b | *not stated* |" in md
     assert "do not differ" in render_diff_markdown([])

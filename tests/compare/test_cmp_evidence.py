@@ -10,9 +10,14 @@ import numpy as np
 import pytest
 from cmp_fixtures import level, record
 
-from bench.compare import compare_records, render_comparison_json, render_comparison_text
-from bench.compare.metrics import metric_by_name
-from bench.compare.regress import flags, series_figure
+from bench.compare import (
+    compare_records,
+    flags,
+    render_comparison_json,
+    render_comparison_text,
+    series_figure,
+)
+from bench.figures import figure
 from bench.settings import ComparisonSettings, RegressionThresholds, Settings
 
 
@@ -176,7 +181,7 @@ def test_a_pair_that_differs_in_context_gets_the_table_but_no_verdict() -> None:
     text = render_comparison_text(c)
     first = text.splitlines()[0]
     assert first.startswith("Not comparable: the records differ in 3 context field(s)")
-    assert text.index("server.engine: 'sglang' vs 'vllm'") < text.index("per-request tok/s")
+    assert text.index("server.engine: 'sglang' vs 'vllm'") < text.index("Per-request tok/s")
 
 
 @pytest.mark.parametrize("how", ["argument", "setting"])
@@ -263,7 +268,7 @@ def test_a_failed_run_is_dropped_and_the_others_are_compared() -> None:
 
 
 def test_failed_levels_are_not_in_regression_series() -> None:
-    spec = metric_by_name("per_request_tok_s")
+    spec = figure("per_request_tok_s")
     good = [
         record("baseline", [_stated(1, 100.0)], suffix=f"{i}0000000", when=None) for i in range(4)
     ]  # the same time is fine: history orders by id then

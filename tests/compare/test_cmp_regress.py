@@ -79,13 +79,3 @@ def test_history_groups_by_configuration_and_orders_by_time() -> None:
     assert key.startswith("baseline@")
     assert [r.id[-7:] for r in h[key]] == [f"{1:07x}", f"{3:07x}"]
     assert set(regression_flags(recs)) == set(h)
-
-
-def test_flags_markdown() -> None:
-    from bench.compare import render_flags_markdown
-
-    md = render_flags_markdown(flags(_hist([100, 101, 99, 100, 80, 81]), TH))
-    assert md.splitlines()[0] == "| record | metric | level | finding |"
-    assert "| per_request_tok_s | 1 | regression: regression: per_request_tok_s" not in md
-    assert "| per_request_tok_s | 1 | regression: " in md
-    assert render_flags_markdown([]) == "No lasting change beyond the threshold.\n"

@@ -10,8 +10,7 @@ import pytest
 from gate_helpers import BASELINE, EAGLE, GitRepo, new_record, shipped
 
 from bench.cli import main
-from bench.gate import GateEnvError, run_check
-from bench.gate.gfm import escape_gfm
+from bench.gate import GateEnvError, escape_gfm, run_check
 
 EXP = "records/eagle-fast-verify"
 

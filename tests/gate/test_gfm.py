@@ -14,7 +14,7 @@ from cmarkgfm.cmark import Options
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.gate.gfm import escape_gfm, shown
+from bench.gate._gfm import escape_gfm, shown
 
 HOSTILE = [
     "![](https://tracker.example/pixel.png?pr=1)",

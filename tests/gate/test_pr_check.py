@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from gate_helpers import BASELINE, PROJECT, GitRepo, new_record
 
-from bench.gate.gfm import escape_gfm
+from bench.gate import escape_gfm
 
 EXP = "records/eagle-fast-verify"
 

@@ -15,7 +15,7 @@ import pytest
 from gate_helpers import GitRepo, new_record
 
 from bench.cli import main
-from bench.gate.gfm import escape_gfm
+from bench.gate import escape_gfm
 
 EXP = "records/eagle-fast-verify"
 PEM = (

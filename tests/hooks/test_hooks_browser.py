@@ -196,3 +196,178 @@ def test_no_console_errors_and_no_request_leaves_the_server(browser: Browser, se
     assert outside == [], f"requests left the local server: {outside}"
     assert browser.errors == []
     assert browser.dialogs == []
+
+
+# ---------------------------------------------------------------- pages that read at a glance (issue 12)
+
+FIXTURE_EXPERIMENT = "experiments/fixture-repeats.html"
+
+
+def test_a_comparison_leads_with_its_compact_table_and_ratio_chart_and_folds_the_long_form(
+    browser: Browser, server: str
+) -> None:
+    page = browser.page
+    page.goto(f"{server}/{FIXTURE_EXPERIMENT}", wait_until="networkidle")
+    compact = page.locator("article table", has=page.locator("th", has_text="ratio (95% interval)")).first
+    assert compact.locator("tbody tr").count() == 4  # one row per level: C=4, C=8, C=16, C=32
+    chart = page.locator("article figure.bench-figure svg.bench-chart", has=page.locator("g.zone")).first
+    assert chart.locator("g.band").count() == 3  # one band per speed figure
+    long_form = page.locator("article details", has=page.locator("th", has_text="ngram / baseline")).first
+    assert long_form.get_attribute("open") is None and not long_form.locator("table").is_visible()
+    box_table, box_chart = compact.bounding_box(), chart.bounding_box()
+    assert box_table is not None and box_chart is not None and box_table["y"] < box_chart["y"]
+    long_form.locator("summary").click()
+    assert long_form.locator("table").is_visible()
+    # unresolved ratios are muted: drawn fainter than decided ones
+    page.goto(f"{server}/experiments/eagle-fast-verify.html", wait_until="networkidle")
+    muted = page.locator("article td .bench-muted").first
+    assert muted.count() == 1
+    faint, plain = page.evaluate(
+        "(el) => [getComputedStyle(el).color, getComputedStyle(el.closest('td')).color]", muted.element_handle()
+    )
+    assert faint != plain
+
+
+def _get(page: Any, url: str) -> str:
+    response = page.request.get(url)
+    assert response.status == 200, url
+    text: str = response.text()
+    return text
+
+
+def test_downloads_sit_beside_comparison_and_history_tables_and_hold_the_same_numbers(
+    browser: Browser, server: str
+) -> None:
+    import csv
+    import io
+    import json
+
+    page = browser.page
+    for path in (FIXTURE_EXPERIMENT, "eagle-fast-verify.html", "history/index.html"):
+        page.goto(f"{server}/{path}", wait_until="networkidle")
+        links = page.locator("article .bench-downloads a")
+        assert links.count() >= 2, path
+        for i in range(links.count()):
+            href = links.nth(i).get_attribute("href")
+            assert href is not None and href.endswith((".csv", ".json"))
+            body = _get(page, links.nth(i).evaluate("a => a.href"))
+            if href.endswith(".json"):
+                json.loads(body)
+            else:
+                assert next(iter(csv.reader(io.StringIO(body))))
+    # the comparison's CSV holds the ratio the compact table shows
+    page.goto(f"{server}/{FIXTURE_EXPERIMENT}", wait_until="networkidle")
+    href = page.locator("article .bench-downloads a", has_text="rows as CSV").first.evaluate("a => a.href")
+    rows = list(csv.DictReader(io.StringIO(_get(page, href))))
+    c4 = next(r for r in rows if r["level"] == "C=4" and r["figure"] == "per_request_tok_s")
+    cell = page.locator("article table tbody tr", has=page.locator("td", has_text="C=4")).first.locator("td").nth(2)
+    assert cell.inner_text().startswith(f"{float(c4['ratio']):.2f}×")
+    # a history page offers its rows; they are the records it lists
+    page.goto(f"{server}/history/index.html", wait_until="networkidle")
+    page.locator("article table a").first.click()
+    page.wait_for_load_state("networkidle")
+    href = page.locator("article .bench-downloads a", has_text="rows as JSON").first.evaluate("a => a.href")
+    listed = {a.split("/")[-1].removesuffix(".html") for a in page.locator("article table a").evaluate_all(
+        "els => els.map(e => e.getAttribute('href'))") if a and a.endswith(".html") and "/records/" in a}  # fmt: skip
+    assert {r["record_id"] for r in json.loads(_get(page, href))} == listed
+
+
+def _rgb(text: str) -> tuple[float, float, float, float]:
+    parts = [float(x) for x in text[text.index("(") + 1 : text.index(")")].replace("/", ",").split(",")]
+    return (parts[0], parts[1], parts[2], parts[3] if len(parts) > 3 else 1.0)
+
+
+def _luminance(c: tuple[float, float, float]) -> float:
+    def channel(v: float) -> float:
+        v /= 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(c[0]) + 0.7152 * channel(c[1]) + 0.0722 * channel(c[2])
+
+
+def _contrast(fg: tuple[float, float, float, float], bg: tuple[float, float, float, float], alpha: float) -> float:
+    a = fg[3] * alpha  # what shows is the colour blended over the background
+    seen = tuple(fg[i] * a + bg[i] * (1 - a) for i in range(3))
+    hi, lo = sorted((_luminance(seen), _luminance(bg[:3])), reverse=True)  # type: ignore[arg-type]
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def _chart_colours(page: Any) -> dict[str, Any]:
+    return page.evaluate(
+        """() => {
+          const svg = document.querySelector('article svg.bench-chart');
+          const cs = (el) => getComputedStyle(el);
+          const texts = [...svg.querySelectorAll('g.ticks text, text.value')].slice(0, 40);
+          const series = [...svg.querySelectorAll('g.series')];
+          return {
+            scheme: document.body.getAttribute('data-md-color-scheme'),
+            bg: cs(svg).backgroundColor,
+            text: texts.map(t => [cs(t).fill, parseFloat(cs(t).fillOpacity)]),
+            series: series.map(g => cs(g).color),
+          };
+        }"""
+    )
+
+
+def test_charts_are_readable_in_the_light_and_the_dark_scheme(browser: Browser, server: str) -> None:
+    page = browser.page
+    page.goto(f"{server}/{FIXTURE_EXPERIMENT}", wait_until="networkidle")
+    seen = {}
+    for toggle in ("Switch to dark mode", "Switch to light mode"):
+        colours = _chart_colours(page)
+        bg = _rgb(colours["bg"])
+        assert bg[3] == 1.0, colours["bg"]  # the chart has the page's background, not a white card
+        for fill, opacity in colours["text"]:
+            assert _contrast(_rgb(fill), bg, opacity) >= 4.5, (colours["scheme"], fill)
+        assert len(colours["series"]) >= 2
+        for colour in colours["series"]:
+            assert _contrast(_rgb(colour), bg, 1.0) >= 4.5, (colours["scheme"], colour)
+        seen[colours["scheme"]] = colours["bg"]
+        page.locator(f"label[title='{toggle}']").click()
+        page.wait_for_timeout(200)
+    assert set(seen) == {"default", "slate"} and seen["default"] != seen["slate"]
+
+
+def test_value_labels_do_not_overlap_in_the_browser(browser: Browser, server: str) -> None:
+    page = browser.page
+    for path in (FIXTURE_EXPERIMENT, "experiments/h200-ngram.html", "h200-sglang.html"):
+        page.goto(f"{server}/{path}", wait_until="networkidle")
+        boxes: list[list[list[float]]] = page.evaluate(
+            """() => [...document.querySelectorAll('article svg.bench-chart')].map(svg =>
+                 [...svg.querySelectorAll('text.value')].map(t => {
+                   const b = t.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height];
+                 }))"""
+        )
+        assert any(boxes), path
+        for chart in boxes:
+            for i, a in enumerate(chart):
+                for b in chart[i + 1 :]:
+                    overlap_x = min(a[2], b[2]) - max(a[0], b[0])
+                    overlap_y = min(a[3], b[3]) - max(a[1], b[1])
+                    assert overlap_x <= 0.5 or overlap_y <= 0.5, (path, a, b)
+
+
+def test_wide_level_tables_scroll_in_their_own_box(server: str, browser: Browser) -> None:
+    record = "records/h200-ngram/20261130T234109Z-baseline-db2789a.html"
+    check = """() => {
+        const art = document.querySelector('.md-content').getBoundingClientRect();  // the content column
+        return [...document.querySelectorAll('article table')].map(t => {
+          let p = t.parentElement;
+          while (p && p.tagName !== 'ARTICLE' && !['auto', 'scroll'].includes(getComputedStyle(p).overflowX)) {
+            p = p.parentElement;
+          }
+          const box = (p && p.tagName !== 'ARTICLE' ? p : t).getBoundingClientRect();
+          return [t.getBoundingClientRect().width, box.right - art.right];
+        });
+    }"""
+    browser.page.goto(f"{server}/{record}", wait_until="networkidle")
+    with_js = browser.page.evaluate(check)
+    assert max(w for w, _ in with_js) > 1000  # the levels table is wider than the content column ...
+    assert all(over <= 1 for _, over in with_js)  # ... and scrolls inside its box
+    context = browser.page.context.browser.new_context(java_script_enabled=False)  # the site works without JS too
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/{record}", wait_until="networkidle")
+        assert all(over <= 1 for _, over in page.evaluate(check))
+    finally:
+        context.close()

@@ -35,7 +35,9 @@ def test_strict_build_has_every_page_and_its_tables(built_site: Path) -> None:
     assert f'href="eagle-fast-verify/{FX_EAGLE}.html"' in index
     eagle = (built_site / "eagle-fast-verify.html").read_text(encoding="utf-8")
     assert ">eagle3 / baseline</th>" in eagle
-    assert eagle.count('<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart"') == 5  # + trade-off, TTFT
+    # three figure charts, the trade-off, TTFT percentiles, and the comparison's ratio chart
+    assert eagle.count('<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart"') == 6
+    assert "eagle3 / baseline, by concurrency" in eagle
     assert "NCCL tuned" in eagle and "FlashInfer allreduce fusion" in eagle
     assert "dead-ends/dynamic-spec-disable.html" in eagle
     exp = (built_site / "experiments" / "eagle-fast-verify.html").read_text(encoding="utf-8")
@@ -45,7 +47,7 @@ def test_strict_build_has_every_page_and_its_tables(built_site: Path) -> None:
     assert "eagle3 is faster than baseline" not in exp
     assert "admonition failure" in exp and "Failed levels" in exp  # the fixture baseline's failed C=64
     repeats = (built_site / "experiments" / "fixture-repeats.html").read_text(encoding="utf-8")
-    assert repeats.count('class="band"') >= 2
+    assert repeats.count('class="band ') >= 2  # the group's class, then its palette entry's
     history = (built_site / "history" / "index.html").read_text(encoding="utf-8")
     assert "insufficient data" in history and 'href="baseline-' in history
     methodology = (built_site / "methodology.html").read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bench.record.load import load_record
 from bench.record.model import Record
-from bench.site.data import SiteData, load_site
+from bench.site import SiteData, load_site
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "records"

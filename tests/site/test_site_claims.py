@@ -9,8 +9,7 @@ from site_helpers import FX_EAGLE_ID, fixture
 
 from bench.compare import environment_diff, render_diff_json, render_diff_markdown, render_diff_text
 from bench.record.model import Record
-from bench.site.diff import diff_table
-from bench.site.record_page import record_markdown
+from bench.site import SITE_STYLE, record_markdown
 
 
 def _attached(**update: Any) -> Record:
@@ -87,11 +86,11 @@ def test_bench_diff_marks_claimed_values_on_either_side() -> None:
     d = {x.field: x for x in environment_diff(a, b_claims_steps)}["speculative.num_steps"]
     assert (d.a, d.b, d.claimed_a, d.claimed_b) == (5, 3, False, True)
     diffs = environment_diff(a, b_claims_steps)
-    assert "| `speculative.num_steps` | context | 5 | 3 *(claimed)* |" in render_diff_markdown(diffs)
+    assert "| `speculative.num_steps` | **context** | 5 | 3 *(claimed)* |" in render_diff_markdown(diffs)
     assert "3 (claimed)" in render_diff_text(diffs, width=200)
     as_json = {r["field"]: r for r in render_diff_json(diffs)}
     assert as_json["speculative.num_steps"]["claimed_b"] is True and "claimed_a" not in as_json["speculative.num_steps"]
-    site = diff_table(a, b_claims_steps, "launched", "attached")
+    site = render_diff_markdown(diffs, "launched", "attached", SITE_STYLE)
     assert "| `speculative.num_steps` | **context** | 5 | 3 *(claimed)* |" in site
     assert "only the run config's statement" in site
     json.dumps(render_diff_json(diffs))  # stays JSON

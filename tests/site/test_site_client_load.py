@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.record import load_records
-from bench.site.record_page import record_markdown
+from bench.site import record_markdown
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from site_helpers import DOCS, SHIPPED, shipped_site
 
-from bench.site.deadends import DeadEndError, parse_dead_end
+from bench.site import DeadEndError, parse_dead_end
 
 GOOD = """---
 date: 2026-11-30
@@ -35,7 +35,7 @@ def test_parses_and_takes_the_title_from_the_heading() -> None:
         (("decision: Stop.\n", ""), "decision"),
         (("experiment: eagle-fast-verify", "experiment: Not A Slug"), "experiment"),
         (("error_signature", "error_sig"), "error_sig"),
-        (("related_records: [20261130T231000Z-baseline-797fdbd]", "related_records: [x]"), "related_records.0"),
+        (("related_records: [20261130T231000Z-baseline-797fdbd]", "related_records: [x]"), "related_records[0]"),
     ],
 )
 def test_bad_front_matter_names_file_and_field(change: tuple[str, str], field: str) -> None:

@@ -2,8 +2,13 @@ from __future__ import annotations
 
 from site_helpers import FX_BASELINE_ID, FX_EAGLE_ID, HOSTILE_ID, fixture
 
-from bench.compare import environment_diff
-from bench.site.diff import diff_table
+from bench.compare import environment_diff, render_diff_markdown
+from bench.record.model import Record
+from bench.site import SITE_STYLE
+
+
+def diff_table(a: Record, b: Record, label_a: str, label_b: str) -> str:
+    return render_diff_markdown(environment_diff(a, b), label_a, label_b, SITE_STYLE)
 
 
 def test_diff_table_lists_every_differing_field_context_first() -> None:

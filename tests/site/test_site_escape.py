@@ -3,7 +3,7 @@ from __future__ import annotations
 import markdown
 import pytest
 
-from bench.site.escape import front_matter_title, html_text, md_code, md_code_block, md_text
+from bench.site import front_matter_title, html_text, md_code, md_code_block, md_text
 
 EXTENSIONS = ["tables", "attr_list", "md_in_html", "admonition", "pymdownx.superfences"]
 HOSTILE = [

@@ -11,12 +11,15 @@ from __future__ import annotations
 from site_helpers import FX_BASELINE_ID, fixture, fixture_site, site_of
 
 from bench.compare import level_interval
-from bench.site.chartdata import concurrency_chart, percentile_chart
-from bench.site.history import history_markdown
-from bench.site.metrics import metric_spec
-from bench.site.pages import experiment_markdown
-from bench.site.record_page import record_markdown
-from bench.site.tradeoff import tradeoff_chart
+from bench.figures import figure as metric_spec
+from bench.site import (
+    concurrency_chart,
+    experiment_markdown,
+    history_markdown,
+    percentile_chart,
+    record_markdown,
+    tradeoff_chart,
+)
 
 REASON = "error rate 3% above the run's threshold \\(flagged by schema v1\\)"
 

@@ -13,8 +13,7 @@ import pytest
 from site_helpers import FIXTURES, FX_BASELINE_ID, FX_EAGLE_ID, HOSTILE_ID
 
 from bench.settings import Settings
-from bench.site.data import load_site
-from bench.site.pages import records_index, site_pages
+from bench.site import load_site, records_index, site_pages
 
 ENV = {
     **os.environ,

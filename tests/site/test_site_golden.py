@@ -22,11 +22,19 @@ from site_helpers import (
     shipped_site,
 )
 
-from bench.site.compare import comparison_markdown, site_comparison
-from bench.site.history import history_index, history_markdown
-from bench.site.pages import dead_ends_index, experiment_markdown, records_index
-from bench.site.record_extras import site_record_markdown
-from bench.site.record_page import levels_csv, record_markdown
+import bench
+from bench.dataframe import frame_csv
+from bench.site import (
+    comparison_markdown,
+    dead_ends_index,
+    experiment_markdown,
+    history_index,
+    history_markdown,
+    record_markdown,
+    records_index,
+    site_comparison,
+    site_record_markdown,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("BENCHBOOK_UPDATE_GOLDEN") == "1"
@@ -36,7 +44,7 @@ CASES: dict[str, Callable[[], str]] = {
     "record-transcribed-eagle3.md": lambda: record_markdown(shipped(EAGLE_ID)),
     "record-measured-partial-eagle3.md": lambda: record_markdown(fixture(FX_EAGLE_ID)),
     "record-hostile.md": lambda: record_markdown(fixture(HOSTILE_ID)),
-    "levels-measured-eagle3.csv": lambda: levels_csv(fixture(FX_EAGLE_ID)),
+    "levels-measured-eagle3.csv": lambda: frame_csv(bench.frame([fixture(FX_EAGLE_ID)])),
     "compare-transcribed.md": lambda: _compare_shipped(),
     "compare-measured-repeats.md": lambda: _compare_repeats(),
     "experiment-fixture-repeats.md": lambda: experiment_markdown(fixture_site(), "fixture-repeats"),
@@ -45,8 +53,13 @@ CASES: dict[str, Callable[[], str]] = {
     "record-page-in-site-repeats.md": lambda: _record_in_site(),
     "experiment-eagle-fast-verify.md": lambda: experiment_markdown(shipped_site(), "eagle-fast-verify"),
     "records-index-fixtures.md": lambda: records_index(fixture_site()),
-    "dead-ends-index.md": lambda: dead_ends_index(shipped_site()),
+    "dead-ends-index.md": lambda: _dead_ends_index(),
 }
+
+
+def _dead_ends_index() -> str:
+    site = shipped_site()
+    return dead_ends_index(site.dead_ends, site.errors)
 
 
 def _compare_shipped() -> str:

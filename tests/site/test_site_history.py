@@ -5,9 +5,8 @@ from __future__ import annotations
 from site_helpers import FX_BASELINE_ID, fixture, fixture_site, site_of, with_figures
 
 from bench.compare import config_key
-from bench.site.history import history_index, history_markdown
-from bench.site.paths import history_page
-from bench.site.record_extras import site_record_markdown
+from bench.site import history_index, history_markdown, site_record_markdown
+from bench.site._paths import history_page
 
 BASE = fixture(FX_BASELINE_ID)
 

@@ -7,8 +7,10 @@ import io
 
 from site_helpers import FX_EAGLE_ID, fixture
 
+import bench
+from bench.dataframe import frame_csv
 from bench.record.model import Level, LevelSpeculative, Metric, PrefixCache, Record
-from bench.site.record_page import levels_csv, record_markdown
+from bench.site import record_markdown
 
 # the two real NGRAM /generate responses of tests/runner/fixtures/sglang/, summed by hand
 NGRAM = LevelSpeculative(
@@ -48,7 +50,7 @@ def test_record_page_shows_cache_hit_share_and_both_figures() -> None:
         "C=1", "48.9%", "46", "94", "2", "meta\\_info\\.cached\\_tokens"
     ]  # fmt: skip
     levels_table = md.split("## Levels")[1].split("## ")[0]
-    assert "Cache-hit share" in levels_table and "48.9%" in levels_table
+    assert "Cache\\-hit share" in levels_table and "48.9%" in levels_table
     spec = md.split("## Speculative decoding, per level")[1].split("\n## ")[0]
     assert _row(spec, "| C=1")[:7] == ["C=1", "5.26 (n=2)", "100", "19", "0.602 (n=2)", "80", "133"]
     assert _row(spec, "| C=2")[:7] == ["C=2", "—", "—", "—", "—", "—", "—"]
@@ -74,7 +76,8 @@ def test_workload_prefix_and_cache_policy_rows() -> None:
 
 
 def test_levels_csv_lists_the_figures_and_their_inputs() -> None:
-    rows = list(csv.DictReader(io.StringIO(levels_csv(_record({"speculative": NGRAM, "prefix_cache": CACHE})))))
+    df = bench.frame([_record({"speculative": NGRAM, "prefix_cache": CACHE})], intervals=False)
+    rows = list(csv.DictReader(io.StringIO(frame_csv(df))))
     first, second = rows[0], rows[1]
     assert (first["accept_length"], first["acceptance_rate"]) == ("5.2632", "0.601504")
     assert (first["spec_output_tokens"], first["verify_steps"]) == ("100", "19")

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from site_helpers import run_command as main
 
-from bench.site.offline import check_css, check_html, check_site, is_external
+from bench.site import check_css, check_html, check_site, is_external
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from site_helpers import (
     DOCS,
     FIXTURES,
@@ -18,9 +19,7 @@ from site_helpers import (
 )
 
 from bench.settings import load_settings
-from bench.site.data import load_site
-from bench.site.pages import site_pages
-from bench.site.record_page import levels_csv, record_markdown
+from bench.site import history_index, load_site, record_markdown, site_pages
 
 
 def test_site_pages_lists_every_generated_file() -> None:
@@ -72,14 +71,25 @@ def test_transcribed_record_says_what_is_not_stated() -> None:
     assert "≈" in md
 
 
+def _record_csv(record_id: str) -> list[dict[str, str]]:
+    """The record page's CSV download, as the site generates it."""
+    site = fixture_site()
+    rec = site.by_id[record_id].record
+    files = dict(site_pages(site))
+    return list(csv.DictReader(io.StringIO(files[f"records/{rec.experiment}/{rec.id}.csv"])))
+
+
 def test_csv_has_one_row_per_level_and_flags_approximations() -> None:
-    rows = list(csv.DictReader(io.StringIO(levels_csv(fixture(FX_EAGLE_ID)))))
+    rows = _record_csv(FX_EAGLE_ID)
+    record = fixture(FX_EAGLE_ID)
     assert [r["concurrency"] for r in rows] == ["1", "2", "4", "8", "16", "32"]
-    assert float(rows[0]["ttft_ms_p99"]) > 0 and rows[0]["ttft_ms_n"] == "4"
+    first = record.levels[0]
+    assert first.ttft_ms is not None and first.ttft_ms.p99 is not None
+    assert float(rows[0]["ttft_p99"]) == first.ttft_ms.p99 and rows[0]["ttft_p99_n"] == str(first.ttft_ms.n)
     assert rows[0]["accept_length"]
-    hostile = list(csv.DictReader(io.StringIO(levels_csv(fixture(HOSTILE_ID)))))
-    assert hostile[1]["label"].startswith("<script>")  # CSV is data, not HTML; kept verbatim
-    assert hostile[1]["total_throughput_approximate"] == "True"
+    hostile = _record_csv(HOSTILE_ID)
+    assert hostile[1]["level_label"].startswith("<script>")  # CSV is data, not HTML; kept verbatim
+    assert hostile[1]["total_throughput_approx"] == "True"
 
 
 def test_bench_render_writes_the_same_pages(tmp_path: Path) -> None:
@@ -92,7 +102,7 @@ def test_bench_render_writes_the_same_pages(tmp_path: Path) -> None:
     for path, content in site_pages(site):
         assert (out / path).read_text(encoding="utf-8") == content
     eagle = (out / "eagle-fast-verify.md").read_text(encoding="utf-8")
-    assert "<!-- bench:" not in eagle and "| Level | Figure | Better |" in eagle
+    assert "<!-- bench:" not in eagle and "| Level | Figure | baseline | eagle3 |" in eagle
     assert "history/index.md" in dict(site_pages(site))
     dead_end = (out / "dead-ends" / "dynamic-spec-disable.md").read_text(encoding="utf-8")
     assert dead_end.startswith("---\n") and '!!! abstract "Dead end: abandoned"' in dead_end
@@ -104,3 +114,36 @@ def test_bench_render_reports_bad_records(tmp_path: Path, capsys: object) -> Non
     records.mkdir(parents=True)
     (records / "bad.json").write_text("{", encoding="utf-8")
     assert run_command(["render", str(tmp_path / "out"), "--records", str(tmp_path / "records")]) == 1
+
+
+def test_record_page_levels_table_agrees_with_its_csv_download() -> None:
+    site = fixture_site()
+    rec = site.by_id[FX_EAGLE_ID].record
+    files = dict(site_pages(site))
+    page = files[f"records/{rec.experiment}/{rec.id}.md"]
+    rows = {r["level_name"]: r for r in csv.DictReader(io.StringIO(files[f"records/{rec.experiment}/{rec.id}.csv"]))}
+    table = page.split("## Levels", 1)[1].split("</div>", 1)[0]
+    lines = [ln for ln in table.splitlines() if ln.startswith("| ")]
+    header = [h.strip().replace("\\", "") for h in lines[0].strip("|").split("|")]
+    col = header.index("Total throughput (tok/s)")
+    checked = 0
+    for ln in lines[2:]:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        level = cells[0].replace("\\", "")
+        shown = cells[col].lstrip("≈").replace(",", "")
+        if shown != "—":
+            assert float(shown) == pytest.approx(float(rows[level]["total_throughput"]), rel=0.006)
+            checked += 1
+    assert checked == len(rec.levels)
+
+
+def test_all_levels_download_holds_every_record_level_and_is_linked_from_both_indexes() -> None:
+    site = fixture_site()
+    files = dict(site_pages(site))
+    rows = list(csv.DictReader(io.StringIO(files["records/all-levels.csv"])))
+    assert len(rows) == sum(len(lr.record.levels) for lr in site.records) > 0
+    assert {r["record_id"] for r in rows} == {lr.record.id for lr in site.records}
+    as_json = json.loads(files["records/all-levels.json"])
+    assert [r["record_id"] for r in as_json] == [r["record_id"] for r in rows]
+    assert "](all-levels.csv)" in files["records/index.md"]
+    assert "](../records/all-levels.json)" in history_index(site)

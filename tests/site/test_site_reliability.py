@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.errors import load_yaml
-from bench.site.reliability import DIFFERS, HELD, load_reliability, reliability_markdown
+from bench.site._reliability import DIFFERS, HELD, load_reliability, reliability_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))

@@ -1,0 +1,255 @@
+"""``compare_records``: baseline runs against candidate runs, level by level (pure).
+
+Levels are matched by concurrency; a level stated without one (``label: saturation``) is matched by label.
+Each side is a sequence of records: one run, or several runs of one configuration (``bench run --repeat N``
+writes N records sharing a ``run_group``); several runs give a hierarchical bootstrap (see ``bootstrap``), and
+runs without per-request samples an interval over their stated figures. What each ratio shows (indicative, no
+difference, decided, unresolved) is ``evidence``'s rule; which runs enter a level is ``sides``'s.
+
+A pair whose context differs beyond the experiment's treatment is not comparable: its table is computed, but
+it gets no verdict unless a cross-context comparison is forced (``cross_context=True``, ``bench compare
+--cross-context``, or ``cross_context: true`` for the experiment in ``benchbook.yaml``); then it is labelled so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
+
+from bench.figures import COMPARED, Figure, figure
+from bench.level_order import level_sort_key
+from bench.record.model import Level, Record
+from bench.settings import Settings
+
+from ._bootstrap import bootstrap_ratio
+from ._context import context_of, fingerprint
+from ._envdiff import environment_diff
+from ._evidence import classify, estimate_of, level_winner
+from ._interval import side_figure
+from ._result import Comparison, ContextWarning, ExcludedLevel, LevelComparison, MetricComparison, Ratio
+from ._sides import SideLevels, side_levels
+from ._verdict import verdict_sentence
+
+__all__ = ["compare_records", "context_warnings"]
+
+INFO_PREFIXES = ("server.", "environment.", "model.", "draft_model.", "workload.")
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatchcase(name, p) for p in patterns)
+
+
+def context_warnings(a: Record, b: Record, treatment: Sequence[str]) -> list[ContextWarning]:
+    """One warning per context field that differs between ``a`` and ``b`` and is not part of the treatment."""
+    ca, cb = context_of(a), context_of(b)
+    return [
+        ContextWarning(k, ca.get(k), cb.get(k))
+        for k in sorted(ca.keys() | cb.keys())
+        if ca.get(k) != cb.get(k) and not _matches(k, treatment)
+    ]
+
+
+def _units(spec: Figure, levels: Sequence[Level]) -> set[str]:
+    return {m.unit for lv in levels if (m := spec.metric(lv)) is not None}
+
+
+def _missing_note(spec: Figure, lacking: str, present: str, levels: Sequence[Level]) -> str:
+    note = f"only the {present} states it"
+    if spec.counterpart is None:
+        return note
+    other = figure(spec.counterpart)
+    if any(other.metric(lv) is not None for lv in levels):
+        return f"{note}; the {lacking} states {other.label} instead, a different figure that is never converted"
+    return f"{note}; the {lacking} states no {spec.label}"
+
+
+def _compare_metric(
+    spec: Figure,
+    la: Sequence[Level],
+    lb: Sequence[Level],
+    key: str,
+    settings: Settings,
+    n_boot: int,
+    seed: int,
+) -> MetricComparison | None:
+    fa = side_figure(spec, la, n_boot, seed, key, "a")
+    fb = side_figure(spec, lb, n_boot, seed, key, "b")
+    if fa is None and fb is None:
+        return None
+
+    def out(value: float | None, lo: float | None, hi: float | None, note: str | None) -> MetricComparison:
+        ratio = Ratio(
+            value,
+            lo,
+            hi,
+            fa.requests if fa else None,
+            fb.requests if fb else None,
+            fa.runs if fa else 1,
+            fb.runs if fb else 1,
+        )
+        return MetricComparison(
+            spec,
+            fa.point if fa else None,
+            fb.point if fb else None,
+            ratio,
+            approximate=bool((fa and fa.approximate) or (fb and fb.approximate)),
+            note=note,
+            evidence=classify(ratio, settings.comparison.noise_floor),
+        )
+
+    if fa is None or fb is None:
+        lacking, present, levels = ("baseline", "candidate", la) if fa is None else ("candidate", "baseline", lb)
+        return out(None, None, None, _missing_note(spec, lacking, present, levels))
+    units = _units(spec, la) | _units(spec, lb)
+    if len(units) > 1:
+        shown = " vs ".join(sorted(units))
+        return out(None, None, None, f"not compared: the records state it in different units ({shown})")
+    if fa.point == 0:
+        return out(None, None, None, "no ratio: the baseline figure is zero")
+    value = fb.point / fa.point
+    if fa.boot is None or fb.boot is None:
+        missing = " and ".join(side for side, f in (("baseline", fa), ("candidate", fb)) if f.boot is None)
+        note = f"point estimate, no interval: the {missing} records hold no per-request samples and no repeated runs"
+        return out(value, None, None, note)
+    interval = bootstrap_ratio(fa.boot, fb.boot, settings.comparison.confidence)
+    if interval is None:
+        return out(value, None, None, "point estimate, no interval: a resampled baseline figure is zero")
+    return out(value, interval[1], interval[2], None)
+
+
+def _levels_by_key(records: Sequence[Record]) -> dict[str, list[Level]]:
+    out: dict[str, list[Level]] = {}
+    for r in records:
+        for lv in r.levels:
+            out.setdefault(lv.key, []).append(lv)
+    return out
+
+
+def _label(records: Sequence[Record], other: Sequence[Record], tag: str) -> str:
+    variant = records[0].variant
+    return f"{variant} [{tag}]" if variant == other[0].variant else variant
+
+
+def _side_notes(baseline: Sequence[Record], candidate: Sequence[Record], treatment: Sequence[str]) -> list[str]:
+    a0, b0 = baseline[0], candidate[0]
+    notes: list[str] = []
+    if a0.experiment != b0.experiment:
+        notes.append(f"the records come from different experiments ({a0.experiment}, {b0.experiment})")
+    for side, runs in (("baseline", baseline), ("candidate", candidate)):
+        for r in runs[1:]:
+            diffs = context_warnings(runs[0], r, ())
+            if diffs or r.variant != runs[0].variant:
+                fields = ", ".join(d.field for d in diffs) or "variant"
+                notes.append(f"the {side} runs are not one configuration: {r.id} differs in {fields}")
+    ca, cb = context_of(a0), context_of(b0)
+    unstated = [k for k in sorted(ca) if ca[k] is None and cb.get(k) is None and not _matches(k, treatment)]
+    if unstated:
+        notes.append("neither side states " + ", ".join(unstated) + ": the comparison cannot check them")
+    return notes
+
+
+def _level_row(
+    first: Level,
+    sa: SideLevels,
+    sb: SideLevels,
+    settings: Settings,
+    n_boot: int,
+    seed: int,
+    verdict_allowed: bool,
+) -> LevelComparison:
+    reasons = [f"{side}: {s.reason}" for side, s in (("baseline", sa), ("candidate", sb)) if s.reason]
+    reason = "; ".join(reasons) or None
+    metrics: tuple[MetricComparison, ...] = ()
+    if not (sa.failed or sb.failed):
+        metrics = tuple(
+            m
+            for spec in COMPARED
+            if (m := _compare_metric(spec, sa.levels, sb.levels, first.key, settings, n_boot, seed)) is not None
+        )
+    winner = level_winner(metrics) if reason is None and verdict_allowed else "none"
+    return LevelComparison(
+        first.key,
+        first.concurrency,
+        first.label,
+        metrics,
+        winner,
+        reason,
+        failed=sa.failed or sb.failed,
+    )
+
+
+def compare_records(
+    baseline: Sequence[Record],
+    candidate: Sequence[Record],
+    *,
+    settings: Settings | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    cross_context: bool | None = None,
+) -> Comparison:
+    """Compare candidate runs with baseline runs (ratio = candidate / baseline) at every shared level.
+
+    Each side should be one configuration: its records' contexts are checked against each other too.
+    ``cross_context`` forces a verdict for a pair that differs in context (None: the experiment's setting).
+    """
+    if not baseline or not candidate:
+        raise ValueError("compare_records needs at least one baseline and one candidate record")
+    settings = settings or Settings()
+    cs = settings.comparison
+    a0, b0 = baseline[0], candidate[0]
+    experiment = a0.experiment if a0.experiment == b0.experiment else None
+    treatment = settings.treatment_for(experiment)
+    forced = settings.cross_context_for(experiment) if cross_context is None else cross_context
+    warnings = context_warnings(a0, b0, treatment)
+    notes = _side_notes(baseline, candidate, treatment)
+
+    levels_a, levels_b = _levels_by_key(baseline), _levels_by_key(candidate)
+    shared = sorted(levels_a.keys() & levels_b.keys(), key=lambda k: level_sort_key(levels_a[k][0]))
+    rows: list[LevelComparison] = []
+    excluded: list[ExcludedLevel] = []
+    for key in shared:
+        sa, sb = side_levels(levels_a[key], cs.min_requests), side_levels(levels_b[key], cs.min_requests)
+        row = _level_row(levels_a[key][0], sa, sb, settings, n_boot, seed, verdict_allowed=not warnings or forced)
+        rows.append(row)
+        if row.excluded:
+            excluded.append(ExcludedLevel(key, row.excluded, row.name))
+        for side, s in (("baseline", sa), ("candidate", sb)):
+            if s.dropped:
+                notes.append(f"{row.name}: {side}: {s.dropped}; its other runs are compared")
+
+    estimate = estimate_of(rows)
+    label_a, label_b = _label(baseline, candidate, "A"), _label(candidate, baseline, "B")
+    info = tuple(d for d in environment_diff(a0, b0) if d.role == "info" and d.field.startswith(INFO_PREFIXES))
+    return Comparison(
+        label_a=label_a,
+        label_b=label_b,
+        ids_a=tuple(r.id for r in baseline),
+        ids_b=tuple(r.id for r in candidate),
+        fingerprint_a=fingerprint(a0),
+        fingerprint_b=fingerprint(b0),
+        experiment=experiment,
+        treatment=tuple(treatment),
+        levels=tuple(rows),
+        warnings=tuple(warnings),
+        verdict=verdict_sentence(
+            rows,
+            label_a,
+            label_b,
+            confidence=cs.confidence,
+            noise_floor=cs.noise_floor,
+            context=warnings,
+            cross_context=forced,
+        ),
+        excluded=tuple(excluded),
+        notes=tuple(notes),
+        info_differences=info,
+        confidence=cs.confidence,
+        n_boot=n_boot,
+        seed=seed,
+        estimate=estimate,
+        only_in_a=tuple(sorted(levels_a.keys() - levels_b.keys(), key=lambda k: level_sort_key(levels_a[k][0]))),
+        only_in_b=tuple(sorted(levels_b.keys() - levels_a.keys(), key=lambda k: level_sort_key(levels_b[k][0]))),
+        cross_context=bool(warnings) and forced,
+        noise_floor=cs.noise_floor,
+        min_requests=cs.min_requests,
+    )

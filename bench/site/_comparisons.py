@@ -1,0 +1,83 @@
+"""Comparisons on the site: ``bench.compare`` computes and renders (in the site's style), this module picks the
+records, adds the ratio chart and the downloads.
+
+Each side of a comparison is a record and its repeats (same ``run_group``, variant and fingerprint), with the
+settings of ``benchbook.yaml``. A comparison's rows are downloadable as CSV (``bench.compare.comparison_frame``) and
+its whole JSON form as ``bench compare --format json`` prints it, beside its table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+
+from bench.compare import (
+    Comparison,
+    compact_figures,
+    compare_records,
+    comparison_frame,
+    render_comparison_json,
+    render_comparison_markdown,
+    render_verdict_markdown,
+)
+from bench.dataframe import frame_csv
+from bench.record.model import Record
+
+from ._markup import chart_figure, downloads_line
+from ._paths import comparison_download
+from ._ratio_chart import ratio_chart
+from ._site_data import SiteData
+from ._site_style import SITE_STYLE, site_style
+
+__all__ = [
+    "comparison_downloads",
+    "comparison_markdown",
+    "experiment_comparisons",
+    "site_comparison",
+    "verdict_markdown",
+]
+
+
+def site_comparison(site: SiteData, baseline: Record, candidate: Record) -> Comparison:
+    """``compare_records`` over both records' runs, with the site's settings; computed once per pair and build."""
+    key = (baseline.id, candidate.id)
+    memo = site.comparisons
+    if key not in memo:
+        memo[key] = compare_records(site.runs(baseline), site.runs(candidate), settings=site.settings)
+    return memo[key]
+
+
+def experiment_comparisons(site: SiteData, experiment: str) -> tuple[Record | None, list[Comparison]]:
+    """The baseline variant's latest record and its comparison with each other variant's latest record."""
+    name = site.baseline_variant(experiment)
+    latest = site.latest_per_variant(experiment)
+    base = next((r for r in latest if r.variant == name), None)
+    if base is None:
+        return None, []
+    return base, [site_comparison(site, base, r) for r in latest if r.variant != base.variant]
+
+
+def verdict_markdown(c: Comparison) -> str:
+    """The computed verdict sentence in a box, after the context box when the context differs."""
+    return render_verdict_markdown(c, SITE_STYLE)
+
+
+def _paths(c: Comparison, ext: str) -> str:
+    return comparison_download(c.ids_a[0], c.ids_b[0], ext)
+
+
+def comparison_downloads(c: Comparison) -> Iterator[tuple[str, str]]:
+    """The comparison's download files as (docs-relative path, content): its rows as CSV, its JSON form."""
+    yield _paths(c, "csv"), frame_csv(comparison_frame(c))
+    yield _paths(c, "json"), json.dumps(render_comparison_json(c), indent=2, ensure_ascii=False) + "\n"
+
+
+def comparison_markdown(c: Comparison, page: str, site: SiteData, metrics: Sequence[str] | None = None) -> str:
+    """Context and verdict, the compact table, the ratio chart and the downloads, then the long form in a fold."""
+    keys = compact_figures(c, metrics)
+    chart = ratio_chart(c, keys, chart_id=f"chart-{c.ids_a[0]}-{c.ids_b[0]}") if keys else None
+    after = chart_figure(chart) if chart is not None and not chart.empty else ""
+    files = [("rows as CSV", _paths(c, "csv")), ("comparison as JSON", _paths(c, "json"))]
+    after += downloads_line(page, "this comparison", files)
+    style = site_style(site.by_id, page)
+    return render_comparison_markdown(c, style, figures=metrics, after_table=after, info=False) + "\n"

@@ -1,0 +1,111 @@
+"""Every generated file as (path, content) pairs: the one entry point for MkDocs (gen-files) and ``bench render``.
+
+Paths are relative to the docs root. Pages are Markdown (``.md``); beside them lie the downloads: each record's raw
+JSON and its levels as CSV, each experiment's and each configuration's rows as CSV and JSON (the rows of
+:func:`bench.dataframe.frame`), and each comparison a page shows as CSV rows and JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from bench.dataframe import frame_csv, frame_json
+from bench.md_table import md_table
+
+from ._comparisons import comparison_downloads, experiment_comparisons
+from ._dead_ends import dead_ends_index
+from ._escape import md_text
+from ._experiment_page import experiment_downloads, experiment_markdown
+from ._git_info import last_changed_line
+from ._history_pages import history_downloads, history_index, history_markdown
+from ._markup import all_rows_line, errors_box
+from ._paths import (
+    DEAD_ENDS_INDEX,
+    EXPERIMENTS_INDEX,
+    HISTORY_INDEX,
+    RECORDS_INDEX,
+    all_rows_download,
+    experiment_link,
+    experiment_page,
+    history_page,
+    record_csv,
+    record_json,
+    record_page,
+)
+from ._record_page import site_record_markdown
+from ._records_table import records_table
+from ._reliability import RELIABILITY_PAGE, reliability_markdown
+from ._shortcodes import shortcode_comparisons
+from ._site_data import SiteData
+
+__all__ = ["experiments_index", "records_index", "site_pages"]
+
+FILTER_COLUMNS = "Experiment,Variant,Engine,GPU"
+
+
+def records_index(site: SiteData) -> str:
+    page = RECORDS_INDEX
+    n = len(site.records)
+    parts = [
+        "# Records",
+        "",
+        errors_box(site.errors),
+        f"{n} record(s) in {len(site.experiments)} experiment(s). Click a column header to sort; "
+        "the filters above the table narrow it by experiment, variant, engine or GPU.",
+        "",
+        last_changed_line(site.git, [r.record.id for r in site.records]),
+        f'<div class="bench-records" data-filters="{FILTER_COLUMNS}" markdown>',
+        "",
+        records_table(site, site.records, page, columns="full"),
+        "",
+        "</div>",
+        "",
+        all_rows_line(page),
+    ]
+    return "\n".join(parts)
+
+
+def experiments_index(site: SiteData) -> str:
+    page = EXPERIMENTS_INDEX
+    rows = []
+    for exp in site.all_experiments:
+        loaded = site.experiments.get(exp, [])
+        latest = max((r.record.created_at for r in loaded), default=None)
+        rows.append(
+            [
+                experiment_link(exp, page),
+                str(len(loaded)),
+                md_text(", ".join(r.variant for r in site.latest_per_variant(exp))) or "—",
+                latest.strftime("%Y-%m-%d") if latest else "—",
+                str(len(site.dead_ends_of(exp))),
+            ]
+        )
+    table = md_table(["Experiment", "Records", "Variants", "Latest record", "Dead ends"], rows)
+    return "# Experiments\n\n" + (table or "*No experiments yet.*") + "\n"
+
+
+def site_pages(site: SiteData) -> Iterator[tuple[str, str]]:
+    """Every generated file as (docs-relative path, content)."""
+    yield RECORDS_INDEX, records_index(site)
+    yield EXPERIMENTS_INDEX, experiments_index(site)
+    yield DEAD_ENDS_INDEX, dead_ends_index(site.dead_ends, site.errors)
+    yield HISTORY_INDEX, history_index(site)
+    yield RELIABILITY_PAGE, reliability_markdown(site.reliability)
+    for exp in site.all_experiments:
+        yield experiment_page(exp), experiment_markdown(site, exp)
+        yield from experiment_downloads(site, exp)
+    for key in site.configurations:
+        yield history_page(key), history_markdown(site, key)
+        yield from history_downloads(site, key)
+    for loaded in site.records:
+        r = loaded.record
+        yield record_page(r), site_record_markdown(site, r)
+        yield record_json(r), loaded.raw
+        yield record_csv(r), frame_csv(site.frame_of([r.id]))
+    everything = site.frame_of(lr.record.id for lr in site.records)
+    yield all_rows_download("csv"), frame_csv(everything)
+    yield all_rows_download("json"), frame_json(everything)
+    shown = {(c.ids_a[0], c.ids_b[0]): c for exp in site.experiments for c in experiment_comparisons(site, exp)[1]}
+    shown.update({(c.ids_a[0], c.ids_b[0]): c for c in shortcode_comparisons(site)})
+    for c in shown.values():
+        yield from comparison_downloads(c)

@@ -1,0 +1,247 @@
+"""Everything the site is made from, loaded once per build: records, load errors, dead ends, the comparison
+settings (``benchbook.yaml``) and git provenance (:mod:`bench.site._git_info`); plus what is derived from them
+(fingerprints, configurations and their regression flags, repeats, the rows of :func:`bench.dataframe.frame`), each
+computed once per build."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from bench.compare import Comparison, Flag, fingerprint, history, regression_flags, runs_of
+from bench.dataframe import frame_from_rows, frame_rows
+from bench.record.errors import RecordError
+from bench.record.load import LoadedRecord, load_records
+from bench.record.model import Record
+from bench.redact import redact_value
+from bench.settings import Settings
+
+from ._dead_ends import DeadEnd, DeadEndError, load_dead_ends
+from ._git_info import GitInfo, load_git_info
+from ._reliability import Section, load_reliability
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["CONFIG_KEY", "RECORDS_ENV", "SiteData", "load_site", "records_dir"]
+
+RECORDS_ENV = "BENCHBOOK_RECORDS_DIR"
+# Where a generator adapter keeps the SiteData of the current build (hooks/: in the MkDocs config).
+CONFIG_KEY = "benchbook_site"
+# The variant an experiment's other variants are compared with when benchbook.yaml does not name one.
+DEFAULT_BASELINE = "baseline"
+
+
+def records_dir(default: Path) -> Path:
+    """The records folder: ``$BENCHBOOK_RECORDS_DIR`` if set, else ``default`` (the repo's ``records/``)."""
+    env = os.environ.get(RECORDS_ENV)
+    return Path(env).expanduser().resolve() if env else default
+
+
+@dataclass(frozen=True)
+class SiteData:
+    records: Sequence[LoadedRecord] = ()
+    errors: Sequence[RecordError | DeadEndError] = ()
+    dead_ends: Sequence[DeadEnd] = ()
+    settings: Settings = field(default_factory=Settings)
+    git: GitInfo = field(default_factory=GitInfo)
+    reliability: Sequence[Section] = ()  # the Reliability page's cases, read from the repository's test suite
+    docs_dir: Path | None = None  # the hand-written pages (their shortcodes name comparisons to offer downloads of)
+
+    @cached_property
+    def by_id(self) -> dict[str, LoadedRecord]:
+        return {r.record.id: r for r in self.records}
+
+    @cached_property
+    def experiments(self) -> dict[str, list[LoadedRecord]]:
+        """Experiment name → its records, oldest first."""
+        out: dict[str, list[LoadedRecord]] = {}
+        for r in self.records:
+            out.setdefault(r.record.experiment, []).append(r)
+        return dict(sorted(out.items()))
+
+    def latest_per_variant(self, experiment: str) -> list[Record]:
+        """The newest record of each variant of an experiment, by variant name."""
+        latest: dict[str, Record] = {}
+        for r in self.experiments.get(experiment, []):
+            latest[r.record.variant] = r.record  # records are sorted oldest first
+        return [latest[v] for v in sorted(latest)]
+
+    def baseline_variant(self, experiment: str) -> str | None:
+        """The variant the others are compared with: benchbook.yaml's, else one named ``baseline``, else None."""
+        variants = {r.record.variant for r in self.experiments.get(experiment, [])}
+        declared = self.settings.experiments.get(experiment)
+        if declared is not None and declared.baseline in variants:
+            return declared.baseline
+        return DEFAULT_BASELINE if DEFAULT_BASELINE in variants else None
+
+    @cached_property
+    def fingerprints(self) -> dict[str, str]:
+        """Record id → its fingerprint (``bench.compare.fingerprint``), computed once."""
+        return {r.record.id: fingerprint(r.record) for r in self.records}
+
+    def fingerprint_of(self, record: Record) -> str:
+        return self.fingerprints.get(record.id) or fingerprint(record)
+
+    def runs(self, record: Record) -> list[Record]:
+        """The record and its repeats in its experiment (same run_group, variant, fingerprint)."""
+        pool = (r.record for r in self.experiments.get(record.experiment, []))
+        return runs_of(record, pool, fingerprint_of=self.fingerprint_of)
+
+    @cached_property
+    def configurations(self) -> dict[str, list[Record]]:
+        """``variant@fingerprint`` → its records in time order (``bench.compare.history``)."""
+        return history(r.record for r in self.records)
+
+    @cached_property
+    def configuration_of(self) -> dict[str, str]:
+        """Record id → its configuration key."""
+        return {r.id: key for key, recs in self.configurations.items() for r in recs}
+
+    @cached_property
+    def configuration_flags(self) -> dict[str, list[Flag]]:
+        """Configuration key → its regression/improvement flags, thresholds from the settings."""
+        return regression_flags((r.record for r in self.records), self.settings.regression)
+
+    @cached_property
+    def comparisons(self) -> dict[tuple[str, str], Comparison]:
+        """Memo of (baseline id, candidate id) → comparison, filled by ``bench.site.compare`` during one build."""
+        return {}
+
+    def previous_in_configuration(self, record: Record) -> Record | None:
+        """The record of the same configuration measured just before this one (None for the first)."""
+        recs = self.configurations.get(self.configuration_of.get(record.id, ""), [])
+        ids = [r.id for r in recs]
+        i = ids.index(record.id) if record.id in ids else 0
+        return recs[i - 1] if i > 0 else None
+
+    @cached_property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every record × level as the rows of :func:`bench.dataframe.frame` (intervals with the site's confidence)."""
+        confidence = self.settings.comparison.confidence
+        return frame_rows((r.record for r in self.records), confidence=confidence)
+
+    @cached_property
+    def _rows_by_record(self) -> dict[str, list[dict[str, Any]]]:
+        """Record id → its rows, in frame order (the dict keeps the records' order)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for row in self.rows:
+            out.setdefault(row["record_id"], []).append(row)
+        return out
+
+    @cached_property
+    def _record_order(self) -> dict[str, int]:
+        return {rid: i for i, rid in enumerate(self._rows_by_record)}
+
+    def rows_of(self, record_ids: Iterable[str]) -> list[dict[str, Any]]:
+        """The rows of these records, in frame order."""
+        by_record, order = self._rows_by_record, self._record_order
+        ids = sorted({rid for rid in record_ids if rid in order}, key=order.__getitem__)
+        return [row for rid in ids for row in by_record[rid]]
+
+    def frame_of(self, record_ids: Iterable[str]) -> pd.DataFrame:
+        """The DataFrame of these records' rows (what their CSV and JSON downloads hold)."""
+        return frame_from_rows(self.rows_of(record_ids))
+
+    def dead_ends_of(self, experiment: str) -> list[DeadEnd]:
+        return [d for d in self.dead_ends if d.meta.experiment == experiment]
+
+    @property
+    def all_experiments(self) -> list[str]:
+        """Experiments with records or dead ends."""
+        return sorted(set(self.experiments) | {d.meta.experiment for d in self.dead_ends})
+
+
+def _shown_path(path: Path | str, bases: Sequence[Path]) -> str:
+    """A file as the site shows it: relative to the first of ``bases`` (the repository, then the records folder's
+    parent) that holds it, else its name alone; never an absolute local path."""
+    p = Path(path)
+    for base in bases:
+        try:
+            return p.resolve().relative_to(base.resolve()).as_posix()
+        except (ValueError, OSError):
+            continue
+    return p.name if p.is_absolute() else p.as_posix()
+
+
+def _relative_error(err: RecordError | DeadEndError, bases: Sequence[Path]) -> RecordError | DeadEndError:
+    expected = err.expected
+    for base in bases:  # an error may name a second file ("also used by ...")
+        expected = expected.replace(str(base.resolve()) + os.sep, "")
+    return type(err)(_shown_path(err.path, bases), err.field, expected)
+
+
+def redacted_record(loaded: LoadedRecord) -> LoadedRecord:
+    """The record as the site shows it: every value through :func:`bench.redact.redact_value` (the page, the
+    downloadable JSON and the CSV all come from this), unchanged when it holds no secret. Raises RecordError when
+    hiding a secret breaks the record (a secret in a field the schema constrains)."""
+    data = loaded.record.model_dump(mode="json", exclude_none=True)
+    clean = redact_value("", data)
+    if clean == data:
+        return loaded
+    try:
+        record = Record.model_validate(clean)
+    except ValidationError as exc:
+        field_name = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "(whole file)"
+        raise RecordError(
+            loaded.path, field_name, "a value that is not a key or token (the record is not shown)"
+        ) from None
+    raw = json.dumps(redact_value("", json.loads(loaded.raw)), indent=2, ensure_ascii=False) + "\n"
+    return replace(loaded, record=record, raw=raw)
+
+
+def _redacted_records(
+    loaded: Sequence[LoadedRecord], errors: list[RecordError | DeadEndError]
+) -> tuple[LoadedRecord, ...]:
+    out = []
+    for r in loaded:
+        try:
+            out.append(redacted_record(r))
+        except RecordError as exc:
+            errors.append(exc)
+    return tuple(out)
+
+
+def load_site(
+    records: Path,
+    docs_dir: Path | None = None,
+    *,
+    settings: Settings | None = None,
+    git: bool = False,
+    repository: Path | None = None,
+) -> SiteData:
+    """Load records (bad files become errors, good ones still load) and, with a docs folder, dead ends.
+
+    ``settings``: the parsed benchbook.yaml (default: the built-in defaults). ``git``: also read, in one pass,
+    which commit added each record (empty outside a git repository). Every record is redacted
+    (:func:`redacted_record`); errors name files relative to ``repository`` (else to the records folder's parent),
+    and the Reliability page's cases are read from the repository's test suite.
+    """
+    result = load_records(records)
+    errors: list[RecordError | DeadEndError] = list(result.errors)
+    shown = _redacted_records(result.records, errors)
+    dead_ends, de_errors = load_dead_ends(docs_dir) if docs_dir is not None else ([], [])
+    errors += de_errors
+    bases = [*((repository,) if repository is not None else ()), records.resolve().parent]
+    settings = settings or Settings()
+    info = (
+        load_git_info(result.records, records, settings.commit_url_base)
+        if git
+        else GitInfo(repository_url=settings.commit_url_base)
+    )
+    return SiteData(
+        records=shown,
+        errors=tuple(_relative_error(e, bases) for e in errors),
+        dead_ends=tuple(dead_ends),
+        settings=settings,
+        git=info,
+        reliability=load_reliability(repository) if repository is not None else (),
+        docs_dir=docs_dir,
+    )
