@@ -62,6 +62,7 @@ def level_of(results: list[RequestResult], speculative_method: str | None = None
         "baseline-generate-nonstream.json",
         "ngram-generate-stream.sse",
         "ngram-generate-nonstream.json",
+        *(f"full/{n}-generate-stream.sse" for n in ("baseline", "incremental", "ngram", "eagle3-tree", "eagle3-chain")),
     ],
 )
 def test_split_reads_real_chunks_as_a_whole_decode_does(name: str) -> None:
@@ -181,3 +182,66 @@ def test_llamacpp_cache_n_and_draft_counts(arun: Runner) -> None:
     assert spec.missing and spec.missing[0].startswith("accept_length:")
     pc = lv.prefix_cache
     assert pc is not None and (pc.cached_tokens, pc.input_tokens, pc.hit_share) == (39, 80, 0.4875)
+
+
+# --- whole streams from the second H200 session (fixtures/sglang/full, see the README) ----------------------------
+FULL = SGLANG / "full"
+# output_ids per event, read off each file's events (cumulative: each event repeats every id so far)
+FULL_IDS = {
+    "baseline": list(range(1, 25)),
+    "eagle3-tree": [1, 3, 5, 8, 11, 13, 15, 18, 20, 24],
+    "eagle3-chain": [1, 3, 5, 8, 9, 11, 12, 16, 17, 18, 19, 20, 21, 23, 24],
+    "ngram": [1, 2, 4, 6, 7, 9, 11, 13, 14, 17, 18, 19, 20, 22, 24],
+}
+# the last event's meta_info: (spec_verify_ct, spec_proposed_drafts, spec_accepted_drafts)
+FULL_SPEC = {"eagle3-tree": (9, 135, 14), "eagle3-chain": (14, 42, 9), "ngram": (14, 98, 9)}
+
+
+@pytest.mark.parametrize("name", sorted(FULL_IDS))
+def test_full_cumulative_streams_time_each_new_token(arun: Runner, name: str) -> None:
+    """Every event of a whole /generate stream: the tokens each chunk adds are the growth of output_ids, so a
+    speculative server's multi-token steps show as chunks of 2-4 tokens at one timestamp."""
+    ids = FULL_IDS[name]
+    r = replay(arun, FULL / f"{name}-generate-stream.sse", "generate")
+    assert r.ok, r.error
+    assert r.stream_mode == "cumulative"
+    assert r.chunk_tokens == [b - a for a, b in zip([0, *ids], ids, strict=False)]
+    assert len(r.chunk_times_ns) == len(ids) and sum(r.chunk_tokens) == 24
+    assert (r.output_tokens, r.input_tokens, r.cached_tokens, r.finish_reason) == (24, 10, 0, "length")
+    if name in FULL_SPEC:
+        assert (r.verify_steps, r.draft_tokens, r.accepted_tokens) == FULL_SPEC[name]
+        assert r.server_accept_length == 24 / FULL_SPEC[name][0]
+    else:
+        assert (r.verify_steps, r.draft_tokens, r.accepted_tokens) == (None, None, None)
+
+
+def test_incremental_streaming_output_is_read_as_such(arun: Runner) -> None:
+    """--incremental-streaming-output: each of the 24 events carries only its one new id; counted once each."""
+    r = replay(arun, FULL / "incremental-generate-stream.sse", "generate")
+    assert r.ok and r.stream_mode == "incremental"
+    assert r.chunk_tokens == [1] * 24 and r.output_tokens == 24
+
+
+def test_eagle3_level_from_whole_streams(arun: Runner) -> None:
+    tree = replay(arun, FULL / "eagle3-tree-generate-stream.sse", "generate")
+    chain = replay(arun, FULL / "eagle3-chain-generate-stream.sse", "generate")
+    spec = level_of([tree, chain]).speculative
+    assert spec is not None and spec.accept_length is not None and spec.acceptance_rate is not None
+    assert (spec.output_tokens, spec.verify_steps) == (48, 9 + 14)
+    assert (spec.accepted_tokens, spec.draft_tokens) == (14 + 9, 135 + 42)
+    assert spec.accept_length.value == round(48 / 23, 4)
+    assert spec.acceptance_rate.value == round(23 / 177, 6)
+
+
+def test_chat_route_cached_tokens_only_when_the_server_states_them(arun: Runner) -> None:
+    """With --enable-cache-report SGLang's chat usage holds prompt_tokens_details.cached_tokens when a prefix was
+    cached (the baseline server, 24 of 37), and null when none was (the incremental server): unknown, not 0."""
+    cached = replay(arun, FULL / "baseline-chat-stream.sse", "chat")
+    assert (cached.output_tokens, cached.input_tokens, cached.cached_tokens) == (24, 37, 24)
+    assert cached.cached_source == "usage.prompt_tokens_details.cached_tokens"
+    none = replay(arun, FULL / "incremental-chat-stream.sse", "chat")
+    assert (none.output_tokens, none.input_tokens, none.cached_tokens) == (24, 37, None)
+    for name in ("eagle3-tree", "eagle3-chain", "ngram"):
+        chat = replay(arun, FULL / f"{name}-chat-stream.sse", "chat")
+        assert chat.ok and chat.output_tokens == 24
+        assert (chat.verify_steps, chat.draft_tokens, chat.accepted_tokens) == (None, None, None)
