@@ -8,12 +8,12 @@ from collections.abc import Callable, Sequence
 from bench.md_table import md_table
 from bench.record.model import Environment, Record
 
-from ._escape import md_code, md_text
+from ._escape import md_code, md_code_block, md_text
 from ._format import NOT_STATED
 from ._markup import fact
 from ._paths import record_link
 
-__all__ = ["environment_rows", "environment_table", "gpu_text"]
+__all__ = ["device_text", "environment_rows", "environment_table", "gpu_text", "topology_block"]
 
 FEATURE_LABELS = {
     "nccl_tuned": "NCCL tuned",
@@ -27,6 +27,30 @@ def gpu_text(env: Environment) -> str:
     g = env.gpu
     name = g.model or (f"{g.architecture} (model not stated)" if g.architecture else NOT_STATED)
     return f"{g.count}× {name}" if g.count else name
+
+
+def device_text(device: dict[str, object]) -> str:
+    """One GPU's own facts in a line: model, memory, power limit, clocks, PCI bus id (what ``nvidia-smi`` said)."""
+    parts = [str(device.get("model") or NOT_STATED)]
+    if device.get("memory_mib") is not None:
+        parts.append(f"{device['memory_mib']} MiB")
+    if isinstance(device.get("power_limit_w"), int | float):
+        parts.append(f"{float(device['power_limit_w']):g} W")  # type: ignore[arg-type]
+    clocks = device.get("clocks")
+    if isinstance(clocks, dict) and clocks.get("max_sm_mhz") is not None:
+        parts.append(f"SM max {clocks['max_sm_mhz']} MHz")
+    if isinstance(clocks, dict) and clocks.get("applications_graphics_mhz") is not None:
+        parts.append(f"applications {clocks['applications_graphics_mhz']} MHz")
+    if device.get("pci_bus_id"):
+        parts.append(f"bus {device['pci_bus_id']}")
+    return " · ".join(parts)
+
+
+def topology_block(env: Environment) -> str:
+    """The GPU-to-GPU topology (``nvidia-smi topo -m``) as a code block, or "" when the record has none."""
+    if not env.topology:
+        return ""
+    return "GPU topology (`nvidia-smi topo -m`):\n\n" + md_code_block(env.topology) + "\n"
 
 
 def environment_rows(env: Environment, *, claimed: Callable[[str], str] | None = None) -> list[tuple[str, str]]:
@@ -43,6 +67,7 @@ def environment_rows(env: Environment, *, claimed: Callable[[str], str] | None =
         ("NCCL version", fact(env.nccl_version)),
     ]
     rows += [(md_text(f"clock: {k}"), fact(v)) for k, v in sorted(g.clocks.items())]
+    rows += [(md_text(f"GPU {d.get('index', i)}"), md_text(device_text(d))) for i, d in enumerate(g.devices)]
     rows += [(md_code(k), fact(v)) for k, v in sorted(env.env_vars.items())]
     if not any(k.startswith("NCCL_") for k in env.env_vars):
         rows.append((md_text("NCCL_* variables"), NOT_STATED))

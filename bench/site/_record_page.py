@@ -17,7 +17,7 @@ from bench.record.model import Record
 
 from ._claims import claimed_mark, recipe_section
 from ._concurrency_charts import ChartLine, concurrency_chart, percentile_chart
-from ._environment import environment_rows
+from ._environment import environment_rows, topology_block
 from ._escape import front_matter_title, md_code, md_text
 from ._failed_levels import record_failed_levels
 from ._format import fmt_date
@@ -174,6 +174,7 @@ def record_markdown(
             [list(r) for r in environment_rows(record.environment, claimed=lambda f: claimed_mark(record, f))],
         ),
         "",
+        topology_block(record.environment),
         server_section(record),
         *(part for part in (observed_section_if_any(record),) if part),
         workload_section(record),

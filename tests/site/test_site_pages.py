@@ -147,3 +147,30 @@ def test_all_levels_download_holds_every_record_level_and_is_linked_from_both_in
     assert [r["record_id"] for r in as_json] == [r["record_id"] for r in rows]
     assert "](all-levels.csv)" in files["records/index.md"]
     assert "](../records/all-levels.json)" in history_index(site)
+
+
+def test_record_page_lists_every_gpu_and_the_topology() -> None:
+    """A 2-GPU record: one row per GPU with its own facts (the second GPU's power limit differs), and the
+    topology matrix as a code block, rows intact."""
+    base = fixture(FX_BASELINE_ID)
+    gpu = base.environment.gpu.model_copy(
+        update={
+            "count": 2,
+            "devices": [
+                {"index": 0, "model": "NVIDIA H200", "memory_mib": 143771, "power_limit_w": 700.0,
+                 "clocks": {"max_sm_mhz": 1980}, "pci_bus_id": "00000000:18:00.0"},
+                {"index": 1, "model": "NVIDIA H200", "memory_mib": 143771, "power_limit_w": 600.0,
+                 "clocks": {"max_sm_mhz": 1980}, "pci_bus_id": "00000000:2A:00.0"},
+            ],
+        }
+    )  # fmt: skip
+    topo = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV18\t0-47\nGPU1\tNV18\t X \t0-47"
+    env = base.environment.model_copy(update={"gpu": gpu, "topology": topo})
+    md = record_markdown(base.model_copy(update={"environment": env}))
+    assert "| GPU 0 | NVIDIA H200 · 143771 MiB · 700 W · SM max 1980 MHz · bus 00000000:18:00\\.0 |" in md
+    assert "| GPU 1 | NVIDIA H200 · 143771 MiB · 600 W · SM max 1980 MHz · bus 00000000:2A:00\\.0 |" in md
+    block = md.split("GPU topology (`nvidia-smi topo -m`):", 1)[1]
+    assert "GPU1\tNV18\t X \t0-47" in block.split("```")[1]
+    # a record without devices or topology shows neither
+    plain = record_markdown(base)
+    assert "| GPU 0 |" not in plain and "GPU topology" not in plain
