@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
+from typing import Any
 
 from bench.figures import COMPARED, Figure, figure
 from bench.level_order import level_sort_key
@@ -130,6 +131,42 @@ def _label(records: Sequence[Record], other: Sequence[Record], tag: str) -> str:
     return f"{variant} [{tag}]" if variant == other[0].variant else variant
 
 
+CAPACITY_RATIO = 1.5
+"""KV-cache pools further apart than this (larger / smaller) are named in a comparison's notes."""
+
+
+def _reported(record: Record, name: str) -> Any:
+    observed = record.server.observed
+    return observed.extra.get(name) if observed is not None else None
+
+
+def capacity_notes(a: Record, b: Record) -> list[str]:
+    """What the servers reported about their capacity, where it differs enough to shape the figures: the KV-cache
+    pool (SGLang's ``max_total_num_tokens``) and the admission limit (``max_running_requests``). Neither is a
+    setting the config states (SGLang sizes the pool from the memory free when it starts), so two records of one
+    configuration can differ here; the comparison names it rather than calling the records incomparable."""
+    notes: list[str] = []
+    pa, pb = _reported(a, "max_total_num_tokens"), _reported(b, "max_total_num_tokens")
+    if isinstance(pa, int) and isinstance(pb, int) and min(pa, pb) > 0 and max(pa, pb) / min(pa, pb) > CAPACITY_RATIO:
+        notes.append(
+            f"the servers reported KV-cache pools of {pa:,} ({a.variant}) and {pb:,} ({b.variant}) tokens "
+            f"(server.observed.extra.max_total_num_tokens), {max(pa, pb) / min(pa, pb):.1f}x apart: levels that "
+            "need more than the smaller pool queue or retract on that side only"
+        )
+    ra, rb = _reported(a, "max_running_requests"), _reported(b, "max_running_requests")
+    if ra != rb and (isinstance(ra, int) or isinstance(rb, int)):
+        limits = [
+            f"{v} ({r.variant})" if isinstance(v, int) else f"none stated ({r.variant})" for v, r in ((ra, a), (rb, b))
+        ]
+        lowest = min(v for v in (ra, rb) if isinstance(v, int))
+        notes.append(
+            f"the servers' limits on running requests differ: {limits[0]} and {limits[1]} "
+            f"(server.observed.extra.max_running_requests): above {lowest} concurrent requests the extra ones "
+            "wait in a queue on the limited side"
+        )
+    return notes
+
+
 def _side_notes(baseline: Sequence[Record], candidate: Sequence[Record], treatment: Sequence[str]) -> list[str]:
     a0, b0 = baseline[0], candidate[0]
     notes: list[str] = []
@@ -145,7 +182,7 @@ def _side_notes(baseline: Sequence[Record], candidate: Sequence[Record], treatme
     unstated = [k for k in sorted(ca) if ca[k] is None and cb.get(k) is None and not _matches(k, treatment)]
     if unstated:
         notes.append("neither side states " + ", ".join(unstated) + ": the comparison cannot check them")
-    return notes
+    return notes + capacity_notes(a0, b0)
 
 
 def _level_row(

@@ -4,6 +4,7 @@ import pytest
 from cmp_fixtures import lab_records, level, record
 
 from bench.compare import compare_records, context_warnings, render_comparison_json
+from bench.record.model import Record
 from bench.settings import ComparisonSettings, Settings
 
 # The transcribed lab notes hold one figure per level and run: point estimates, so indicative, never "faster".
@@ -209,3 +210,32 @@ def test_one_side_without_samples_gives_a_point_estimate() -> None:
 def test_empty_sides_are_refused() -> None:
     with pytest.raises(ValueError):
         compare_records([], [record("eagle3", [level(1, 1.0)])])
+
+
+def _served(variant: str, extra: dict[str, object]) -> Record:
+    return record(
+        variant,
+        [level(1, 100.0), level(8, 90.0, seed=1)],
+        speculative=False,
+        overrides={"server.observed": {"engine": "sglang", "extra": extra}},
+    )
+
+
+def test_capacity_the_servers_reported_is_named_when_it_differs() -> None:
+    """The first H200 session's baseline and NGRAM servers held KV pools of 54,498 and 1,685,319 tokens (same
+    --mem-fraction-static); a comparison of them must say so, and one of equal servers must not."""
+    small = _served("baseline", {"max_total_num_tokens": 54498, "max_running_requests": None})
+    big = _served("ngram", {"max_total_num_tokens": 1685319, "max_running_requests": 48})
+    notes = compare_records([small], [big], n_boot=50).notes
+    pool = [n for n in notes if "KV-cache pools" in n]
+    assert pool == [
+        "the servers reported KV-cache pools of 54,498 (baseline) and 1,685,319 (ngram) tokens "
+        "(server.observed.extra.max_total_num_tokens), 30.9x apart: levels that need more than the smaller pool "
+        "queue or retract on that side only"
+    ]
+    assert any("none stated (baseline) and 48 (ngram)" in n and "above 48 concurrent" in n for n in notes)
+    # within the ratio (631,668 vs 495,450 = 1.27x) and equal limits: nothing said
+    a = _served("baseline", {"max_total_num_tokens": 631668, "max_running_requests": 48})
+    b = _served("ngram", {"max_total_num_tokens": 495450, "max_running_requests": 48})
+    quiet = compare_records([a], [b], n_boot=50).notes
+    assert not [n for n in quiet if "KV-cache" in n or "running requests" in n]
