@@ -2,6 +2,9 @@
 
 * The records folder: it must be a folder (or creatable under one) where a file can be written; checked by
   really creating and removing a probe file, since permissions alone do not tell (root, read-only mounts).
+* Tensor parallelism a launched server cannot take: the attention heads of the model (its ``config.json``) must
+  divide by the tp size, and its key/value heads divide by it or it by them, as SGLang and vLLM require; a run that
+  would only fail after a GPU machine has started and loaded the model is refused here, naming the numbers.
 * The open-file limit: every request in flight holds a socket in the client (and, for a launched server, one in
   the server, which inherits the limit). The soft ``RLIMIT_NOFILE`` is raised up to the hard limit when it is too
   low; when even the hard limit is too low the run is refused, naming the limit and the concurrency.
@@ -9,13 +12,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .config import ConfigError
 
-__all__ = ["FD_MARGIN", "check_records_dir", "ensure_fd_limit", "fds_needed"]
+__all__ = ["FD_MARGIN", "TP_ARGS", "check_records_dir", "check_tensor_parallel", "ensure_fd_limit", "fds_needed"]
+
+TP_ARGS = ("tp-size", "tp", "tensor-parallel-size")
+"""Arguments that set the tensor-parallel size (SGLang ``--tp-size``/``--tp``, vLLM ``--tensor-parallel-size``)."""
 
 FD_MARGIN = 256  # descriptors besides one socket per request in flight: Python, logs, pools, the engine's own
 
@@ -43,6 +51,46 @@ def check_records_dir(records_dir: str, source: str) -> None:
         raise ConfigError(source, "records_dir", f"a writable folder; {records_dir}: {reason}{where}") from None
     os.close(fd)
     os.unlink(probe)
+
+
+def _tp_size(server_args: dict[str, Any]) -> int | None:
+    for key, value in server_args.items():
+        if (
+            key.lstrip("-").replace("_", "-").lower() in TP_ARGS
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+        ):
+            return value
+    return None
+
+
+def check_tensor_parallel(server_args: dict[str, Any], model_path: str | None, source: str) -> None:
+    """Raise :class:`ConfigError` when the model in ``model_path`` (a local folder with ``config.json``) cannot be
+    split over the tp size the server arguments ask for. Says nothing when either is unknown."""
+    tp = _tp_size(server_args)
+    if tp is None or tp <= 1 or not model_path:
+        return
+    config = Path(model_path) / "config.json"
+    try:
+        data = json.loads(config.read_text("utf-8"))
+    except (OSError, ValueError):
+        return  # not a local model folder (a hub id, a GGUF file): the server itself will say
+    if not isinstance(data, dict):
+        return
+    heads, kv = data.get("num_attention_heads"), data.get("num_key_value_heads", data.get("num_attention_heads"))
+    if isinstance(heads, int) and heads % tp:
+        raise ConfigError(
+            source,
+            "server_args.tp-size",
+            f"a tensor-parallel size that divides the model's {heads} attention heads ({config}); got {tp}",
+        )
+    if isinstance(kv, int) and kv % tp and tp % kv:
+        raise ConfigError(
+            source,
+            "server_args.tp-size",
+            f"a tensor-parallel size that divides the model's {kv} key/value heads, or that they divide ({config}); "
+            f"got {tp}",
+        )
 
 
 def fds_needed(concurrency: int) -> int:

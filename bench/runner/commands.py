@@ -25,7 +25,7 @@ from typing import Any
 from bench.record.model import Recipe
 from bench.redact import redact_argv, redact_text, redact_value
 
-from ._preflight import check_records_dir, ensure_fd_limit
+from ._preflight import check_records_dir, check_tensor_parallel, ensure_fd_limit
 from ._recipe import make_recipe
 from .config import ConfigError, RunConfig, load_config, parse_set, url_problem
 from .engines import EngineBase, get_engine
@@ -181,6 +181,8 @@ def _handle(args: argparse.Namespace) -> int:
             return EXIT_OK
         if cfg.url is None and engine.command(cfg, cfg.host, 1) is None:
             raise ConfigError(config_path, "url", f"engine {cfg.engine!r} cannot be launched: give --url")
+        if cfg.url is None:
+            check_tensor_parallel(dict(cfg.server_args), cfg.model.path, str(config_path))
         raised = preflight(cfg, args.repeat, "--records-dir" if args.records_dir else str(config_path))
     except (ConfigError, ModelFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

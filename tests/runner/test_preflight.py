@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.runner._preflight import check_records_dir, ensure_fd_limit
+from bench.runner._preflight import check_records_dir, check_tensor_parallel, ensure_fd_limit
 from bench.runner.config import ConfigError, url_problem
 
 
@@ -73,3 +73,39 @@ def test_fd_limit_is_raised_or_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         "by the system) or lower the levels"
     )
     assert limits["now"] == (256, 700)
+
+
+def _model(tmp_path: Path, heads: int, kv: int) -> str:
+    (tmp_path / "config.json").write_text(f'{{"num_attention_heads": {heads}, "num_key_value_heads": {kv}}}')
+    return str(tmp_path)
+
+
+def test_tensor_parallel_the_model_cannot_take_is_refused_before_launch(tmp_path: Path) -> None:
+    """SmolLM2-135M has 9 attention heads and 3 key/value heads: tp 2 and tp 8 cannot split it (SGLang would
+    fail only after the GPU machine has started and loaded it); tp 3 can, and so can tp 2 for 32/8 heads."""
+    smol = _model(tmp_path, 9, 3)
+    for args in ({"tp-size": 2}, {"tp": 8}, {"tp_size": 2}, {"--tensor-parallel-size": 2}):
+        with pytest.raises(ConfigError) as err:
+            check_tensor_parallel(args, smol, "cfg.yaml")
+        text = str(err.value)
+        assert text.startswith("cfg.yaml: field 'server_args.tp-size'") and "9 attention heads" in text
+    check_tensor_parallel({"tp-size": 3}, smol, "cfg.yaml")  # 9/3 and 3/3
+    check_tensor_parallel({"tp-size": 1}, smol, "cfg.yaml")
+    check_tensor_parallel({}, smol, "cfg.yaml")
+
+
+def test_tensor_parallel_key_value_heads(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    check_tensor_parallel({"tp-size": 8}, _model(tmp_path / "a", 32, 8), "c")  # 8 kv heads over 8 GPUs
+    check_tensor_parallel({"tp-size": 8}, _model(tmp_path / "b", 32, 4), "c")  # 4 kv heads replicated over 8
+    (tmp_path / "c").mkdir()
+    with pytest.raises(ConfigError, match="6 key/value heads"):
+        check_tensor_parallel({"tp-size": 4}, _model(tmp_path / "c", 24, 6), "c")  # 6 % 4 and 4 % 6 both non-zero
+
+
+def test_tensor_parallel_unknown_model_says_nothing(tmp_path: Path) -> None:
+    check_tensor_parallel({"tp-size": 2}, "meta-llama/Llama-3.1-8B-Instruct", "c")  # a hub id: no config here
+    check_tensor_parallel({"tp-size": 2}, None, "c")
+    (tmp_path / "config.json").write_text("not json")
+    check_tensor_parallel({"tp-size": 2}, str(tmp_path), "c")

@@ -9,6 +9,9 @@
 #                          # C=1, 8, 64: prompts repeated (prefix cache), the OpenAI chat route,
 #                          # --incremental-streaming-output; and raw streams from each server as test fixtures
 #   campaign.sh launched   # one baseline sweep launched by bench run itself (C=1, 8, 64)
+#   campaign.sh tp         # several GPUs: bench/configs/h200-sglang-tp/* launched by bench run (tp 1, tp 2 with and
+#                          # without FlashInfer allreduce fusion, NGRAM at tp 2); MODEL=path overrides the model,
+#                          # which must have head counts that divide by 2 (bench run refuses SmolLM2-135M's 9)
 #
 # All five servers are resident on the one GPU while any of them is measured (each holds
 # --mem-fraction-static 0.1, started one after another: see remote.sh serve); the records' descriptions say so. Records and logs come back as tarballs in $OUT.
@@ -49,7 +52,7 @@ fixtures() {  # one streamed /generate and one chat stream per server, raw, for 
 
 run() { $R run "$@" --set "description='$SHARED'" || echo "bench run exited $?"; }
 
-case "${1:?usage: campaign.sh serve|core|eagle|more|launched}" in
+case "${1:?usage: campaign.sh serve|core|eagle|more|launched|tp}" in
   serve)
     PYTHONPATH="/tmp/sg/site:$ROOT" python3 "$HERE/train_eagle3.py" --target /tmp/sg/smol --out "$HEAD" \
       --assemble /tmp/sg/trained.safetensors
@@ -87,6 +90,17 @@ case "${1:?usage: campaign.sh serve|core|eagle|more|launched}" in
     $R stop all
     SHARED="Launched by bench run itself, alone on the GPU." run $C/baseline.yaml --levels 1,8,64
     pack launched
+    ;;
+  tp)
+    gpus="$(nvidia-smi -L | grep -c '^GPU')"
+    [ "$gpus" -ge 2 ] || { echo "campaign.sh tp needs at least 2 GPUs; this host has $gpus" >&2; exit 2; }
+    $R stop all
+    nvidia-smi topo -m
+    for v in baseline-tp1 baseline-tp2 baseline-tp2-fusion ngram-tp2; do
+      SHARED="Launched by bench run itself on a host with $gpus GPUs." \
+        run bench/configs/h200-sglang-tp/$v.yaml ${MODEL:+--set "model.path=$MODEL"}
+    done
+    pack tp
     ;;
   *) echo "unknown phase: $1" >&2; exit 2 ;;
 esac
