@@ -35,8 +35,9 @@ def test_strict_build_has_every_page_and_its_tables(built_site: Path) -> None:
     assert f'href="eagle-fast-verify/{FX_EAGLE}.html"' in index
     eagle = (built_site / "eagle-fast-verify.html").read_text(encoding="utf-8")
     assert ">eagle3 / baseline</th>" in eagle
-    # three figure charts, the trade-off, TTFT percentiles, and the comparison's ratio chart
-    assert eagle.count('<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart"') == 6
+    # three figure charts, the trade-off, TTFT percentiles, the comparison's ratio chart, and the ratio charts of
+    # the two measured EAGLE-3 comparisons (h200-sglang records, by id)
+    assert eagle.count('<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart"') == 8
     assert "eagle3 / baseline, by concurrency" in eagle
     assert "NCCL tuned" in eagle and "FlashInfer allreduce fusion" in eagle
     assert "dead-ends/dynamic-spec-disable.html" in eagle
@@ -73,7 +74,10 @@ def test_default_build_of_the_shipped_records_writes_nothing_into_the_sources(tm
     result = run_build(tmp_path / "site", None)
     assert result.returncode == 0, result.stderr
     assert (tree(ROOT / "docs"), tree(SHIPPED_RECORDS)) == before
-    eagle = (tmp_path / "site" / "eagle-fast-verify.html").read_text(encoding="utf-8")
+    page = (tmp_path / "site" / "eagle-fast-verify.html").read_text(encoding="utf-8")
+    # the transcribed records' part of the page (the measured small-scale comparisons follow it, and do decide)
+    eagle, measured = page.split('<h2 id="the-same-question-measured-here-at-small-scale"', 1)
+    assert "baseline is faster at C=8, C=16 and C=64" in measured
     assert "0.87×" in eagle and "≈0.46×" in eagle
     assert "the point estimates favour baseline by 15% in per-request tok/s" in eagle
     assert "the point estimates favour baseline by 2.2× in total throughput" in eagle
