@@ -1,0 +1,168 @@
+"""benchbook's test server for the side-by-side benchmark, with a log that names each stream.
+
+The test server already notes, per streamed request, when its body was read (``t0_ns``) and when each content
+chunk was written (``emit_ns``), on ``perf_counter_ns`` (CLOCK_MONOTONIC on Linux: one clock for every process
+of the machine). This wrapper adds the prompt's first word to that log (the benchmark's own client puts a unique
+word there) and lifts the cap on logged streams, so that a client's receipt time of chunk ``k`` of request ``r``
+can be set against the server's send time of the same chunk. On SIGTERM it writes the log as JSON to ``--dump``
+and exits.
+
+    python benchmarks/peers/server.py --dump streams.json [--ttft-ms 0 --itl-ms 0 --output-tokens 256]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from time import perf_counter_ns
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+import bench.testserver as testserver  # noqa: E402
+from bench.testserver import TestServer, TestServerConfig, precise_event_loop  # noqa: E402
+
+__all__ = ["NamedStreamServer", "main"]
+
+testserver._MAX_STREAM_LOGS = 10_000_000  # every stream of a benchmark run (a few MB of integers)
+
+
+def first_word(body: dict[str, Any]) -> str:
+    prompt = body.get("prompt", body.get("text"))
+    if prompt is None and isinstance(body.get("messages"), list) and body["messages"]:
+        message = body["messages"][-1]
+        prompt = message.get("content") if isinstance(message, dict) else None
+    words = str(prompt or "").split(maxsplit=1)
+    return words[0] if words else ""
+
+
+class NamedStreamServer(TestServer):
+    """The test server; ``names[t0_ns]`` is the first word of the prompt of the stream that began at ``t0_ns``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.names: dict[int, str] = {}
+        self._bodies: dict[tuple[Any, ...], list[bytes]] = {}  # zero delay: rendered chunks per request shape
+        self.writes = "chunk"
+
+    async def _generate(
+        self,
+        writer: asyncio.StreamWriter,
+        path: str,
+        body: dict[str, Any],
+        origin: tuple[float, int],
+        keep_alive: bool,
+    ) -> bool:
+        self.names[origin[1]] = first_word(body)
+        return await super()._generate(writer, path, body, origin, keep_alive)
+
+    async def _stream(
+        self,
+        writer: asyncio.StreamWriter,
+        api: str,
+        body: dict[str, Any],
+        cfg: TestServerConfig,
+        truth: testserver.Truth,
+        prompt: tuple[int, int | None],
+        origin: tuple[float, int],
+        keep_alive: bool,
+    ) -> bool:
+        """At zero delay every chunk is due at once: the whole answer goes out in one write (the test server writes
+        chunk by chunk, a send() per chunk, and is then the limit), rendered once per request shape (the answer
+        depends only on the route, the options, the prompt's length and the output length); each chunk's send time
+        is that write's."""
+        if cfg.ttft_ms or cfg.itl_ms or cfg.role_chunk or api == "generate":
+            return await super()._stream(writer, api, body, cfg, truth, prompt, origin, keep_alive)
+        options = body.get("stream_options") or {}
+        include_usage = cfg.usage and bool(options.get("include_usage"))
+        continuous = cfg.usage and bool(options.get("continuous_usage_stats"))
+        connection = "keep-alive" if keep_alive else "close"
+        key = (api, connection, include_usage, continuous, prompt, len(truth.chunk_tokens), truth.output_tokens)
+        parts = self._bodies.get(key)
+        if parts is None:
+            head = {"content-type": "text/event-stream", "cache-control": "no-cache", "transfer-encoding": "chunked"}
+            events = testserver._Events(api, cfg, truth, prompt, continuous)
+            parts = [testserver._response_head(200, {**head, "connection": connection})]
+            parts += [testserver._sse(events.content(k, size)) for k, size in enumerate(truth.chunk_tokens)]
+            tail = testserver._sse(events.finish())
+            if include_usage:
+                tail += testserver._sse(events.usage())
+            parts[-1] += tail + testserver._sse(b"[DONE]") + b"0\r\n\r\n"
+            self._bodies[key] = parts
+        log = testserver.StreamLog(api, origin[1], chunk_tokens=list(truth.chunk_tokens))
+        self.stats.streams.append(log)
+        if self.writes == "burst":
+            log.emit_ns = [perf_counter_ns()] * len(truth.chunk_tokens)
+            writer.write(b"".join(parts))
+            self.stats.chunks += len(truth.chunk_tokens)
+            await writer.drain()
+            return keep_alive
+        writer.write(parts[0])
+        emit = log.emit_ns
+        step = self.writes == "step"
+        for part in parts[1:]:  # step: a chunk for this stream, then the other streams' turn (a decode step)
+            if step:
+                await asyncio.sleep(0)
+            if writer.transport.is_closing():
+                return False
+            emit.append(perf_counter_ns())
+            writer.write(part)
+            self.stats.chunks += 1
+            await writer.drain()
+        return keep_alive
+
+    def dump(self) -> dict[str, Any]:
+        streams = [
+            {"name": self.names.get(s.t0_ns, ""), "t0_ns": s.t0_ns, "emit_ns": s.emit_ns, "tokens": sum(s.chunk_tokens)}
+            for s in self.stats.streams
+        ]
+        return {"stats": self.stats.as_json(), "streams": streams}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--ttft-ms", type=float, default=0.0)
+    p.add_argument("--itl-ms", type=float, default=0.0)
+    p.add_argument("--output-tokens", type=int, default=256)
+    p.add_argument("--loop", choices=["select", "epoll"], default="epoll")
+    p.add_argument(
+        "--writes",
+        choices=["chunk", "step", "burst"],
+        default="chunk",
+        help="zero delay: chunk = one write per chunk, a whole answer at once (as the test server writes); "
+        "step = one write per chunk, every stream's chunk k before any stream's k+1, as a batched engine's decode "
+        "steps; burst = a whole answer in one write",
+    )
+    p.add_argument("--dump", type=Path, required=True, help="write the stream log here on SIGTERM")
+    args = p.parse_args(argv)
+    config = TestServerConfig(ttft_ms=args.ttft_ms, itl_ms=args.itl_ms, output_tokens=args.output_tokens)
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        server = NamedStreamServer(config, args.host, args.port)
+        server.writes = args.writes
+        await server.start()
+        print(f"listening on {server.url}", flush=True)
+        await stop.wait()
+        await server.close()
+        tmp = args.dump.with_suffix(".tmp")
+        tmp.write_text(json.dumps(server.dump()))
+        tmp.replace(args.dump)
+
+    with asyncio.Runner(loop_factory=precise_event_loop if args.loop == "select" else None) as runner:
+        runner.run(run())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
