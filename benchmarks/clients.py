@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                     run = run_client(
                         name, client.command, client.parse, concurrency=c, round_no=round_no, work=work,
                         output_tokens=args.output_tokens, warmup=args.warmup * c, timeout_s=args.timeout_s,
-                        tree=client.tree,
+                        tree=client.tree, stamps=name == "benchbook",
                     )  # fmt: skip
                     runs.append(run)
                     j = run.as_json()

@@ -165,9 +165,12 @@ def run_client(
     server_args: list[str] | None = None,
     env: dict[str, str] | None = None,
     tree: bool = True,
+    server_tree: bool = False,
+    stamps: bool = False,
 ) -> Run:
     """Start a server, run ``command(url, workdir)``, and measure both; see the module docstring. ``tree``: the
-    client starts processes of its own (sampling then scans /proc for its descendants)."""
+    client starts processes of its own (sampling then scans /proc for its descendants); ``server_tree``: so does
+    the server (several server processes); ``stamps``: the client writes ``timestamps.json`` (the lag)."""
     work.mkdir(parents=True, exist_ok=True)
     dump = work / "server-streams.json"
     server = subprocess.Popen(
@@ -184,11 +187,14 @@ def run_client(
         proc = subprocess.Popen(command(url, work), cwd=work, stdout=log, stderr=subprocess.STDOUT, env=env)
         stop = threading.Event()
 
+        def server_cpu() -> float | None:
+            return tree_cpu_s(server.pid) if server_tree else _proc_cpu_s(server.pid)
+
         def sample() -> None:
             while not stop.is_set():
                 cpu = tree_cpu_s(proc.pid) if tree else _proc_cpu_s(proc.pid, reaped=True)
                 if cpu is not None:
-                    run.samples.append((time.perf_counter_ns(), cpu, _proc_cpu_s(server.pid)))
+                    run.samples.append((time.perf_counter_ns(), cpu, server_cpu()))
                 stop.wait(SAMPLE_S)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -208,7 +214,7 @@ def run_client(
         stop.set()
         sampler.join()
         run.cpu_s_total = usage.ru_utime + usage.ru_stime if usage is not None else 0.0
-        run.samples.append((time.perf_counter_ns(), run.cpu_s_total, _proc_cpu_s(server.pid)))
+        run.samples.append((time.perf_counter_ns(), run.cpu_s_total, server_cpu()))
         log.close()
         run.wall_s = time.monotonic() - started
         run.returncode = os.waitstatus_to_exitcode(status)
@@ -221,7 +227,7 @@ def run_client(
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         run.result = {"failed": None, "errors": [f"could not read the client's result: {exc}"]}
     _server_side(run, streams)
-    if name == "benchbook":
+    if stamps:
         run.lag_ms = _lag(work / "timestamps.json", streams, warmup)
     run.ok = run.returncode == 0 and run.result.get("failed") == 0 and run.server_tokens > 0
     return run

@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import json
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from time import perf_counter_ns
@@ -116,6 +117,13 @@ class NamedStreamServer(TestServer):
             await writer.drain()
         return keep_alive
 
+    async def start(self, reuse_port: bool = False) -> None:
+        """As the test server's, with SO_REUSEPORT when several processes share the port."""
+        self._server = await asyncio.start_server(
+            self._connection, self.host, self.port, backlog=4096, reuse_port=reuse_port or None
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+
     def dump(self) -> dict[str, Any]:
         streams = [
             {"name": self.names.get(s.t0_ns, ""), "t0_ns": s.t0_ns, "emit_ns": s.emit_ns, "tokens": sum(s.chunk_tokens)}
@@ -141,8 +149,17 @@ def main(argv: list[str] | None = None) -> int:
         "steps; burst = a whole answer in one write",
     )
     p.add_argument("--dump", type=Path, required=True, help="write the stream log here on SIGTERM")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="server processes behind one port (SO_REUSEPORT: the kernel spreads connections over them); "
+        "the first one's dump holds every process's streams",
+    )
+    p.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)  # a process started by the first
     args = p.parse_args(argv)
     config = TestServerConfig(ttft_ms=args.ttft_ms, itl_ms=args.itl_ms, output_tokens=args.output_tokens)
+    reuse = args.reuse_port or args.processes > 1
 
     async def run() -> None:
         stop = asyncio.Event()
@@ -151,12 +168,27 @@ def main(argv: list[str] | None = None) -> int:
             loop.add_signal_handler(sig, stop.set)
         server = NamedStreamServer(config, args.host, args.port)
         server.writes = args.writes
-        await server.start()
+        await server.start(reuse_port=reuse)
+        others = []
+        for i in range(1, args.processes):
+            command = [sys.executable, __file__, *(argv if argv is not None else sys.argv[1:])]
+            command += ["--port", str(server.port), "--processes", "1", "--reuse-port"]
+            command += ["--dump", str(args.dump.with_name(f"{args.dump.name}.{i}"))]
+            others.append(subprocess.Popen(command, stdout=subprocess.PIPE, text=True))
+        for other in others:  # each says it listens before the port is announced
+            assert other.stdout is not None
+            other.stdout.readline()
         print(f"listening on {server.url}", flush=True)
         await stop.wait()
         await server.close()
+        result = server.dump()
+        for i, other in enumerate(others, start=1):
+            other.send_signal(signal.SIGTERM)
+            other.wait(timeout=60)
+            part = json.loads(args.dump.with_name(f"{args.dump.name}.{i}").read_text())
+            result["streams"] += part["streams"]
         tmp = args.dump.with_suffix(".tmp")
-        tmp.write_text(json.dumps(server.dump()))
+        tmp.write_text(json.dumps(result))
         tmp.replace(args.dump)
 
     with asyncio.Runner(loop_factory=precise_event_loop if args.loop == "select" else None) as runner:

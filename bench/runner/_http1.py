@@ -1,0 +1,309 @@
+"""A lean HTTP/1.1 client transport for streamed responses: the client's hot path without httpx's layers.
+
+Why (profile of the client at C=256 against the zero-delay test server, ``benchmarks/clients.py``): about half of
+the client's CPU went to httpx, httpcore and h11 handing each HTTP chunk up through an async iterator (one h11
+event, three wrapper generators and a coroutine switch per SSE event), a third to SSE framing and JSON, the rest
+to the event loop. Here a connection is an :class:`asyncio.Protocol`; the response head is parsed once, the body
+(chunked, ``content-length`` or until close) is de-chunked per socket read, and each read's payload goes to a
+:class:`Sink` synchronously, with one timestamp for the whole read. No coroutine runs per event.
+
+Scope: plain ``http://`` to one origin, keep-alive, at most ``limit`` connections; a connection is reused only
+after a response that was read to its end. ``https://`` and custom transports stay with httpx
+(:class:`bench.runner.client.StreamingClient` decides).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+from time import perf_counter_ns
+from typing import Protocol
+
+__all__ = ["BrokenResponse", "ConnectFailed", "Http1Pool", "Sink", "Stale"]
+
+_MAX_HEAD = 64 * 1024
+
+
+class Sink(Protocol):
+    """Receives one response. ``body`` is called once per socket read with every body byte that read completed."""
+
+    def head(self, status: int, headers: dict[bytes, bytes]) -> None: ...
+
+    def body(self, now: int, data: bytes) -> None: ...
+
+
+class ConnectFailed(OSError):
+    """The connection could not be opened."""
+
+
+class BrokenResponse(Exception):
+    """The connection broke, or the server sent something that is not HTTP/1.1."""
+
+    def __init__(self, message: str, *, got_bytes: bool) -> None:
+        super().__init__(message)
+        self.got_bytes = got_bytes
+
+
+class Stale(BrokenResponse):
+    """A reused keep-alive connection closed before a single byte of the answer: the server never saw the
+    request (it had closed the idle connection), so sending it again is safe."""
+
+
+class _Conn(asyncio.Protocol):
+    __slots__ = (
+        "_body_left",
+        "_buf",
+        "_chunk_left",
+        "_chunked",
+        "_done",
+        "_got",
+        "_head_done",
+        "_sink",
+        "_trailers",
+        "closed",
+        "keep_alive",
+        "reused",
+        "transport",
+    )
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.reused = False
+        self._reset(None, None)
+
+    def _reset(self, sink: Sink | None, done: asyncio.Future[None] | None) -> None:
+        self._sink, self._done = sink, done
+        self._buf = b""
+        self._got = False
+        self._head_done = False
+        self._chunked = False
+        self._chunk_left = -1  # -1: expecting a chunk-size line; >= 0: payload bytes left (+ CRLF)
+        self._trailers = False
+        self._body_left: int | None = None  # content-length left; None: until close (or chunked)
+        self.keep_alive = True
+
+    # -- asyncio callbacks ----------------------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        done = self._done
+        if done is None or done.done():
+            return
+        if self._head_done and not self._chunked and self._body_left is None:  # body delimited by the close
+            self._finish()
+            return
+        reason = f"{type(exc).__name__}: {exc}" if exc else "the server closed the connection"
+        where = "during the response" if self._got else "before the response"
+        error_type = Stale if (self.reused and not self._got) else BrokenResponse
+        done.set_exception(error_type(f"{reason} ({where})", got_bytes=self._got))
+
+    def data_received(self, data: bytes) -> None:
+        now = perf_counter_ns()
+        self._got = True
+        done = self._done
+        if done is None or done.done():  # bytes nobody asked for: the connection cannot be trusted any more
+            self.keep_alive = False
+            if self.transport is not None:
+                self.transport.close()
+            return
+        try:
+            if not self._head_done:
+                self._buf += data
+                end = self._buf.find(b"\r\n\r\n")
+                if end < 0:
+                    if len(self._buf) > _MAX_HEAD:
+                        raise BrokenResponse("response head over 64 KiB", got_bytes=True)
+                    return
+                head, data = self._buf[:end], self._buf[end + 4 :]
+                self._buf = b""
+                self._parse_head(head)
+                if not data and not self._finished_without_body():
+                    return
+            payload = self._dechunk(data) if self._chunked else self._plain(data)
+            if payload:
+                assert self._sink is not None
+                self._sink.body(now, payload)
+            if self._complete():
+                self._finish()
+        except BaseException as exc:  # a bad response or a sink that gave up: this connection is done
+            self.keep_alive = False
+            if not done.done():
+                done.set_exception(exc)
+            if self.transport is not None:
+                self.transport.close()
+
+    # -- parsing ---------------------------------------------------------------------------------------------
+    def _parse_head(self, head: bytes) -> None:
+        lines = head.split(b"\r\n")
+        parts = lines[0].split(b" ", 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+            raise BrokenResponse(f"not an HTTP/1.x status line: {lines[0][:80]!r}", got_bytes=True)
+        status = int(parts[1])
+        headers: dict[bytes, bytes] = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            headers[name.strip().lower()] = value.strip()
+        encoding = headers.get(b"transfer-encoding", b"").lower()
+        connection = headers.get(b"connection", b"").lower()
+        self.keep_alive = parts[0] == b"HTTP/1.1" and b"close" not in connection
+        if b"chunked" in encoding:
+            self._chunked = True
+        elif b"content-length" in headers:
+            try:
+                self._body_left = int(headers[b"content-length"])
+            except ValueError:
+                raise BrokenResponse("content-length is not a number", got_bytes=True) from None
+        elif status in (204, 304) or 100 <= status < 200:
+            self._body_left = 0
+        else:
+            self.keep_alive = False  # delimited by the close
+        self._head_done = True
+        assert self._sink is not None
+        self._sink.head(status, headers)
+
+    def _finished_without_body(self) -> bool:
+        if self._body_left == 0:
+            self._finish()
+            return True
+        return False
+
+    def _plain(self, data: bytes) -> bytes:
+        if self._body_left is None:
+            return data
+        if len(data) > self._body_left:
+            raise BrokenResponse("more bytes than content-length", got_bytes=True)
+        self._body_left -= len(data)
+        return data
+
+    def _dechunk(self, data: bytes) -> bytes:
+        buf = self._buf + data if self._buf else data
+        out: list[bytes] = []
+        pos, n = 0, len(buf)
+        while pos < n:
+            if self._chunk_left < 0:  # a size line, or (after the last chunk) trailer lines
+                eol = buf.find(b"\r\n", pos)
+                if eol < 0:
+                    if n - pos > 1024:
+                        raise BrokenResponse("chunk-size line over 1 KiB", got_bytes=True)
+                    break
+                line = buf[pos:eol]
+                pos = eol + 2
+                if self._trailers:
+                    if not line:
+                        self._trailers = False
+                        self._chunk_left = -2  # the body is complete
+                        break
+                    continue
+                try:
+                    size = int(line.split(b";", 1)[0], 16)
+                except ValueError:
+                    raise BrokenResponse(f"bad chunk-size line {line[:40]!r}", got_bytes=True) from None
+                if size == 0:
+                    self._trailers = True
+                    continue
+                self._chunk_left = size + 2  # payload + CRLF
+            else:
+                take = min(self._chunk_left, n - pos)
+                end = pos + take
+                payload_end = min(end, pos + self._chunk_left - 2) if self._chunk_left > 2 else pos
+                if payload_end > pos:
+                    out.append(buf[pos:payload_end])
+                self._chunk_left -= take
+                pos = end
+                if self._chunk_left == 0:
+                    self._chunk_left = -1
+        self._buf = buf[pos:] if pos < n else b""
+        if self._chunk_left == -2 and self._buf:
+            raise BrokenResponse("bytes after the end of a chunked body", got_bytes=True)
+        return b"".join(out) if len(out) != 1 else out[0]
+
+    def _complete(self) -> bool:
+        if self._chunked:
+            return self._chunk_left == -2
+        return self._body_left == 0
+
+    def _finish(self) -> None:
+        done = self._done
+        self._sink, self._done = None, None
+        if done is not None and not done.done():
+            done.set_result(None)
+
+    # -- use -------------------------------------------------------------------------------------------------
+    def start(self, request: bytes, sink: Sink) -> asyncio.Future[None]:
+        assert self.transport is not None
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._reset(sink, done)
+        self.transport.write(request)
+        return done
+
+
+class Http1Pool:
+    """Keep-alive connections to ``host:port``; at most ``limit`` open at once (callers wait for a free one)."""
+
+    def __init__(self, host: str, port: int, limit: int, *, connect_timeout_s: float = 30.0) -> None:
+        self.host, self.port, self.limit = host, port, limit
+        self._connect_timeout_s = connect_timeout_s
+        self._idle: collections.deque[_Conn] = collections.deque()
+        self._open = 0
+        self._free = asyncio.Semaphore(limit)
+        self.connections_opened = 0
+
+    async def _connect(self) -> _Conn:
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(self._connect_timeout_s):
+                _, conn = await loop.create_connection(_Conn, self.host, self.port)
+        except TimeoutError:
+            raise ConnectFailed(f"connect timed out after {self._connect_timeout_s:g} s") from None
+        except OSError as exc:
+            raise ConnectFailed(f"{type(exc).__name__}: {exc}") from exc
+        self.connections_opened += 1
+        return conn
+
+    async def request(self, request: bytes, sink: Sink, *, fresh: bool = False) -> int:
+        """Send ``request`` (complete bytes) on an idle or new connection, feed the answer to ``sink`` and return
+        the time (``perf_counter_ns``) the request was handed to the socket. Raises :class:`ConnectFailed`,
+        :class:`BrokenResponse` (:class:`Stale` for a reused connection that never answered) or whatever ``sink``
+        raised; on any exception or cancellation the connection is closed."""
+        async with self._free:
+            conn = None
+            while self._idle and not fresh:
+                candidate = self._idle.popleft()
+                if not candidate.closed:
+                    conn = candidate
+                    break
+            if conn is None:
+                conn = await self._connect()
+            else:
+                conn.reused = True
+            ok = False
+            try:
+                t_sent = perf_counter_ns()
+                await conn.start(request, sink)
+                ok = True
+                return t_sent
+            finally:
+                if ok and conn.keep_alive and not conn.closed:
+                    self._idle.append(conn)
+                elif conn.transport is not None:
+                    conn.transport.close()
+
+    async def warm(self, n: int, request: bytes, sink_factory: type[Sink]) -> None:
+        """Open up to ``n`` connections with one small request each (failures ignored)."""
+
+        async def one() -> None:
+            with contextlib.suppress(OSError, BrokenResponse):
+                await self.request(request, sink_factory(), fresh=True)
+
+        await asyncio.gather(*(one() for _ in range(min(n, self.limit))))
+
+    async def aclose(self) -> None:
+        while self._idle:
+            conn = self._idle.popleft()
+            if conn.transport is not None:
+                conn.transport.close()

@@ -1,0 +1,169 @@
+"""Does the sharded client scale? benchbook's client on 1, 2, 4, ... processes against a server that can take it.
+
+The server is benchbook's test server with a stream log (``benchmarks/peers/server.py``) on ``--server-processes``
+processes behind one port (SO_REUSEPORT), at zero delay. For each client process count the client
+(``benchmarks/peers/benchbook_client.py --processes N``: the sharded client ``bench run --client-processes N``
+uses) sends ``--warmup`` x C warm-up and ``--requests`` x C measured requests; per run: tokens/s by the server's
+count and the client's, the ratio to one process, the client's CPU per 1,000 tokens (all its processes) and the
+server's CPU. Then the timestamp lag at about half the highest rate: the server paces every stream (one token
+every ``itl`` ms, chosen so that C streams offer half the ceiling) and each token's receipt time is set against
+its send time (both CLOCK_MONOTONIC), p50/p99.
+
+Needs only the repository, Python >= 3.11, httpx and rich (no pydantic): it runs on the H200 image as it is.
+
+    python benchmarks/client_scaling.py                                  # 1 2 4 8 processes, C=512
+    python benchmarks/client_scaling.py --processes 1 2 --server-processes 1 --requests 2 --out /tmp/s.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks" / "peers"))
+
+from clients import commit, machine  # noqa: E402
+from measure import Run, run_client  # noqa: E402
+
+from bench.runner.shards import shared_clock  # noqa: E402
+
+__all__ = ["main"]
+
+RESULT = ROOT / "benchmarks" / "results" / "client-scaling.json"
+
+
+def run(args: argparse.Namespace, work: Path, processes: int, server: list[str], label: str) -> Run:
+    c = args.concurrency
+
+    def command(url: str, run_dir: Path) -> list[str]:
+        return [sys.executable, str(ROOT / "benchmarks/peers/benchbook_client.py"), "--url", url,
+                "--concurrency", str(c), "--requests", str(args.requests * c), "--warmup", str(args.warmup * c),
+                "--max-tokens", str(args.output_tokens), "--processes", str(processes),
+                "--out", str(run_dir / "result.json"), "--timestamps", str(run_dir / "timestamps.json")]  # fmt: skip
+
+    def parse(run_dir: Path) -> dict[str, Any]:
+        r = json.loads((run_dir / "result.json").read_text())
+        return {k: r[k] for k in ("requests", "failed", "errors", "tool_tok_s")}
+
+    return run_client(
+        "benchbook", command, parse, concurrency=c, round_no=processes, work=work / label,
+        output_tokens=args.output_tokens, warmup=args.warmup * c, timeout_s=args.timeout_s,
+        server_args=["--processes", str(args.server_processes), *server], tree=processes > 1,
+        server_tree=args.server_processes > 1, stamps=True,
+    )  # fmt: skip
+
+
+def row(r: Run, processes: int, base: float | None, **extra: Any) -> dict[str, Any]:
+    j = r.as_json()
+    window = r.server_window_s or None
+    return {
+        "client_processes": processes,
+        "concurrency": r.concurrency,
+        "server_tok_s": j["server_tok_s"],
+        "tool_tok_s": j["tool_tok_s"],
+        "vs_one_process": round(r.server_tok_s / base, 3) if base else None,
+        "cpu_s_per_1k_tokens": j["cpu_s_per_1k_tokens"],
+        "client_cpu_percent": None if r.cpu_s_window is None or not window else round(100 * r.cpu_s_window / window),
+        "server_cpu_percent": j["server_cpu_percent"],
+        "requests": j["requests"],
+        "failed": j["failed"],
+        "ok": r.ok,
+        "lag_ms": j["lag_ms"],
+        **extra,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4, 8], help="client process counts")
+    p.add_argument("--server-processes", type=int, default=max(1, (os.cpu_count() or 2) // 2))
+    p.add_argument("--concurrency", type=int, default=512)
+    p.add_argument("--requests", type=int, default=8, help="measured requests, x concurrency")
+    p.add_argument("--warmup", type=int, default=1, help="warm-up requests, x concurrency")
+    p.add_argument("--output-tokens", type=int, default=256)
+    p.add_argument("--timeout-s", type=float, default=240.0)
+    p.add_argument("--out", type=Path, default=RESULT)
+    args = p.parse_args(argv)
+    console = Console(width=160)
+    problem = shared_clock()
+    if problem is not None and max(args.processes) > 1:
+        console.print(f"[red]{problem}")
+        return 2
+    started = datetime.now(UTC).replace(microsecond=0)
+    load_start = os.getloadavg()
+    rows: list[dict[str, Any]] = []
+    begun = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="benchbook-scaling-") as tmp:
+        base: float | None = None
+        runs: list[tuple[int, Run]] = []
+        for n in args.processes:
+            r = run(args, Path(tmp), n, [], f"p{n}")
+            base = base or (r.server_tok_s if n == 1 else None)
+            runs.append((n, r))
+            rows.append(row(r, n, base))
+            console.print(f"{n} client process(es): {r.server_tok_s:,.0f} tok/s (server count), ok={r.ok}")
+        best_n, best = max(runs, key=lambda x: x[1].server_tok_s)
+        # half the ceiling: C streams, one token every itl ms each -> C * 1000 / itl tok/s offered
+        itl = args.concurrency * 1000 / (best.server_tok_s / 2)
+        paced = ["--ttft-ms", f"{itl:.4f}", "--itl-ms", f"{itl:.4f}", "--loop", "select"]
+        half = run(args, Path(tmp), best_n, paced, "half")
+        half_row = row(half, best_n, base, itl_ms=round(itl, 4), offered_tok_s=round(best.server_tok_s / 2))
+    load_end = os.getloadavg()
+    table = Table(
+        title=f"sharded client: C={args.concurrency}, {args.output_tokens} tokens, server on {args.server_processes} "
+        f"process(es), {os.cpu_count()} cores, load {load_start[0]:.1f} -> {load_end[0]:.1f}"
+    )
+    for col in ("client processes", "tok/s (server)", "tok/s (client)", "× 1 process", "CPU s/1k tok",
+                "client CPU %", "server CPU %", "failed", "lag p50/p99 ms"):  # fmt: skip
+        table.add_column(col, justify="right")
+    for r_ in [*rows, half_row]:
+        lag = r_["lag_ms"]
+        name = str(r_["client_processes"]) + (f" (paced, itl {r_['itl_ms']:.2f} ms)" if "itl_ms" in r_ else "")
+        table.add_row(
+            name, f"{r_['server_tok_s']:,.0f}", "-" if r_["tool_tok_s"] is None else f"{r_['tool_tok_s']:,.0f}",
+            "-" if r_["vs_one_process"] is None else f"{r_['vs_one_process']:.2f}",
+            "-" if r_["cpu_s_per_1k_tokens"] is None else f"{r_['cpu_s_per_1k_tokens']:.4f}",
+            str(r_["client_cpu_percent"]), str(r_["server_cpu_percent"]), str(r_["failed"]),
+            "-" if not lag else f"{lag['p50']:.3f}/{lag['p99']:.3f}",
+        )  # fmt: skip
+    console.print(table)
+    result = {
+        "kind": "benchbook-client-scaling",
+        "version": 1,
+        "date": started.isoformat().replace("+00:00", "Z"),
+        **commit(),
+        "machine": {**machine(), "load_average_start": load_start, "load_average_end": load_end},
+        "settings": {
+            "concurrency": args.concurrency,
+            "output_tokens": args.output_tokens,
+            "requests_per_level": f"{args.requests}x",
+            "warmup_per_level": f"{args.warmup}x",
+            "server_processes": args.server_processes,
+            "clock": "perf_counter_ns = clock_gettime(CLOCK_MONOTONIC), one clock for every process",
+        },
+        "rows": rows,
+        "half_ceiling": half_row,
+        "wall_s": round(time.monotonic() - begun, 1),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out = args.out.with_suffix(".tmp")
+    tmp_out.write_text(json.dumps(result, indent=1) + "\n")
+    tmp_out.replace(args.out)
+    console.print(f"wrote {args.out}")
+    return 0 if all(r_["ok"] for r_ in [*rows, half_row]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
