@@ -95,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--output-tokens", type=int, default=256)
     p.add_argument("--timeout-s", type=float, default=240.0)
     p.add_argument("--out", type=Path, default=RESULT)
+    p.add_argument("--commit", default=None, help="the benchbook commit measured, where the tree is no git checkout")
     args = p.parse_args(argv)
     console = Console(width=160)
     problem = shared_clock()
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         "kind": "benchbook-client-scaling",
         "version": 1,
         "date": started.isoformat().replace("+00:00", "Z"),
-        **commit(),
+        **commit(args.commit),
         "machine": {**machine(), "load_average_start": load_start, "load_average_end": load_end},
         "settings": {
             "concurrency": args.concurrency,

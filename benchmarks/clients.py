@@ -149,14 +149,18 @@ def machine() -> dict[str, Any]:
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "system": platform.platform()}
 
 
-def commit() -> dict[str, Any]:
-    def git(*a: str) -> str:
-        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+def commit(given: str | None = None) -> dict[str, Any]:
+    """The commit measured: ``given``, else git's HEAD (None where the tree is no git checkout, e.g. a copy)."""
 
-    return {
-        "commit": git("rev-parse", "HEAD")[:12],
-        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-    }
+    def git(*a: str) -> str:
+        try:
+            return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        except OSError:
+            return ""
+
+    head = given or git("rev-parse", "HEAD")[:12] or None
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no")) if given is None and head else None
+    return {"commit": head, "dirty": dirty}
 
 
 def summarize(runs: list[Run], levels: list[int], names: list[str]) -> list[dict[str, Any]]:

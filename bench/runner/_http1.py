@@ -26,7 +26,10 @@ _MAX_HEAD = 64 * 1024
 
 
 class Sink(Protocol):
-    """Receives one response. ``body`` is called once per socket read with every body byte that read completed."""
+    """Receives one response. ``sent`` is called just before the request goes onto the socket, ``body`` once per
+    socket read with every body byte that read completed (``now``: that read's ``perf_counter_ns``)."""
+
+    def sent(self, now: int) -> None: ...
 
     def head(self, status: int, headers: dict[bytes, bytes]) -> None: ...
 
@@ -38,11 +41,13 @@ class ConnectFailed(OSError):
 
 
 class BrokenResponse(Exception):
-    """The connection broke, or the server sent something that is not HTTP/1.1."""
+    """The connection broke (``kind`` "stream_broken"), or the server sent something that is not HTTP/1.1
+    ("bad_response")."""
 
-    def __init__(self, message: str, *, got_bytes: bool) -> None:
+    def __init__(self, message: str, *, got_bytes: bool, kind: str = "stream_broken") -> None:
         super().__init__(message)
         self.got_bytes = got_bytes
+        self.kind = kind
 
 
 class Stale(BrokenResponse):
@@ -117,7 +122,7 @@ class _Conn(asyncio.Protocol):
                 end = self._buf.find(b"\r\n\r\n")
                 if end < 0:
                     if len(self._buf) > _MAX_HEAD:
-                        raise BrokenResponse("response head over 64 KiB", got_bytes=True)
+                        raise BrokenResponse("response head over 64 KiB", got_bytes=True, kind="bad_response")
                     return
                 head, data = self._buf[:end], self._buf[end + 4 :]
                 self._buf = b""
@@ -142,7 +147,7 @@ class _Conn(asyncio.Protocol):
         lines = head.split(b"\r\n")
         parts = lines[0].split(b" ", 2)
         if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-            raise BrokenResponse(f"not an HTTP/1.x status line: {lines[0][:80]!r}", got_bytes=True)
+            raise BrokenResponse(f"not an HTTP/1.x status line: {lines[0][:80]!r}", got_bytes=True, kind="bad_response")
         status = int(parts[1])
         headers: dict[bytes, bytes] = {}
         for line in lines[1:]:
@@ -157,7 +162,7 @@ class _Conn(asyncio.Protocol):
             try:
                 self._body_left = int(headers[b"content-length"])
             except ValueError:
-                raise BrokenResponse("content-length is not a number", got_bytes=True) from None
+                raise BrokenResponse("content-length is not a number", got_bytes=True, kind="bad_response") from None
         elif status in (204, 304) or 100 <= status < 200:
             self._body_left = 0
         else:
@@ -176,7 +181,7 @@ class _Conn(asyncio.Protocol):
         if self._body_left is None:
             return data
         if len(data) > self._body_left:
-            raise BrokenResponse("more bytes than content-length", got_bytes=True)
+            raise BrokenResponse("more bytes than content-length", got_bytes=True, kind="bad_response")
         self._body_left -= len(data)
         return data
 
@@ -189,7 +194,7 @@ class _Conn(asyncio.Protocol):
                 eol = buf.find(b"\r\n", pos)
                 if eol < 0:
                     if n - pos > 1024:
-                        raise BrokenResponse("chunk-size line over 1 KiB", got_bytes=True)
+                        raise BrokenResponse("chunk-size line over 1 KiB", got_bytes=True, kind="bad_response")
                     break
                 line = buf[pos:eol]
                 pos = eol + 2
@@ -202,7 +207,9 @@ class _Conn(asyncio.Protocol):
                 try:
                     size = int(line.split(b";", 1)[0], 16)
                 except ValueError:
-                    raise BrokenResponse(f"bad chunk-size line {line[:40]!r}", got_bytes=True) from None
+                    raise BrokenResponse(
+                        f"bad chunk-size line {line[:40]!r}", got_bytes=True, kind="bad_response"
+                    ) from None
                 if size == 0:
                     self._trailers = True
                     continue
@@ -219,7 +226,7 @@ class _Conn(asyncio.Protocol):
                     self._chunk_left = -1
         self._buf = buf[pos:] if pos < n else b""
         if self._chunk_left == -2 and self._buf:
-            raise BrokenResponse("bytes after the end of a chunked body", got_bytes=True)
+            raise BrokenResponse("bytes after the end of a chunked body", got_bytes=True, kind="bad_response")
         return b"".join(out) if len(out) != 1 else out[0]
 
     def _complete(self) -> bool:
@@ -238,6 +245,7 @@ class _Conn(asyncio.Protocol):
         assert self.transport is not None
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._reset(sink, done)
+        sink.sent(perf_counter_ns())
         self.transport.write(request)
         return done
 
@@ -265,11 +273,10 @@ class Http1Pool:
         self.connections_opened += 1
         return conn
 
-    async def request(self, request: bytes, sink: Sink, *, fresh: bool = False) -> int:
-        """Send ``request`` (complete bytes) on an idle or new connection, feed the answer to ``sink`` and return
-        the time (``perf_counter_ns``) the request was handed to the socket. Raises :class:`ConnectFailed`,
-        :class:`BrokenResponse` (:class:`Stale` for a reused connection that never answered) or whatever ``sink``
-        raised; on any exception or cancellation the connection is closed."""
+    async def request(self, request: bytes, sink: Sink, *, fresh: bool = False) -> None:
+        """Send ``request`` (complete bytes) on an idle or new connection and feed the answer to ``sink``.
+        Raises :class:`ConnectFailed`, :class:`BrokenResponse` (:class:`Stale` for a reused connection that never
+        answered) or whatever ``sink`` raised; on any exception or cancellation the connection is closed."""
         async with self._free:
             conn = None
             while self._idle and not fresh:
@@ -283,10 +290,8 @@ class Http1Pool:
                 conn.reused = True
             ok = False
             try:
-                t_sent = perf_counter_ns()
                 await conn.start(request, sink)
                 ok = True
-                return t_sent
             finally:
                 if ok and conn.keep_alive and not conn.closed:
                     self._idle.append(conn)

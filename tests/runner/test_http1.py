@@ -21,6 +21,10 @@ class Collect:
         self.headers: dict[bytes, bytes] = {}
         self.parts: list[bytes] = []
         self.times: list[int] = []
+        self.sent_ns: int | None = None
+
+    def sent(self, now: int) -> None:
+        self.sent_ns = now
 
     def head(self, status: int, headers: dict[bytes, bytes]) -> None:
         self.status, self.headers = status, headers
@@ -97,7 +101,7 @@ def test_a_chunked_body_split_anywhere_comes_out_whole(arun: Runner, cut: int) -
     for sink in (first, second):
         assert sink.status == 200 and sink.headers[b"content-type"] == b"text/event-stream"
         assert b"".join(sink.parts) == b"".join(EVENTS)
-        assert sink.times == sorted(sink.times)
+        assert sink.sent_ns is not None and [sink.sent_ns, *sink.times] == sorted([sink.sent_ns, *sink.times])
     assert connections == 1
 
 
@@ -128,7 +132,7 @@ def test_a_stream_cut_mid_body_is_broken_with_bytes(arun: Runner) -> None:
 
     with pytest.raises(BrokenResponse) as info:
         arun(go())
-    assert info.value.got_bytes and not isinstance(info.value, Stale)
+    assert info.value.got_bytes and not isinstance(info.value, Stale) and info.value.kind == "stream_broken"
 
 
 def test_a_reused_connection_closed_by_the_server_is_stale_and_a_fresh_one_works(arun: Runner) -> None:
@@ -171,8 +175,9 @@ def test_what_is_not_http_is_a_broken_response(arun: Runner, wire: bytes) -> Non
         async with raw_server([[wire]]) as (port, _):
             await Http1Pool("127.0.0.1", port, 1).request(REQUEST, Collect())
 
-    with pytest.raises(BrokenResponse):
+    with pytest.raises(BrokenResponse) as info:
         arun(go())
+    assert info.value.kind == "bad_response"
 
 
 def test_nobody_listening_is_a_connect_failure(arun: Runner) -> None:
