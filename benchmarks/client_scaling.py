@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks" / "peers"))
 
-from clients import commit, machine  # noqa: E402
+from clients import commit, machine, usable_cores  # noqa: E402
 from measure import Run, run_client  # noqa: E402
 
 from bench.runner.shards import shared_clock  # noqa: E402
@@ -88,7 +88,7 @@ def row(r: Run, processes: int, base: float | None, **extra: Any) -> dict[str, A
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4, 8], help="client process counts")
-    p.add_argument("--server-processes", type=int, default=max(1, (os.cpu_count() or 2) // 2))
+    p.add_argument("--server-processes", type=int, default=max(1, usable_cores() // 4))
     p.add_argument("--concurrency", type=int, default=512)
     p.add_argument("--requests", type=int, default=8, help="measured requests, x concurrency")
     p.add_argument("--warmup", type=int, default=1, help="warm-up requests, x concurrency")
@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout-s", type=float, default=240.0)
     p.add_argument("--out", type=Path, default=RESULT)
     p.add_argument("--commit", default=None, help="the benchbook commit measured, where the tree is no git checkout")
+    p.add_argument("--label", default=None, help="the machine in words, for the site (e.g. 'H200 host, 16 cores')")
+    p.add_argument("--goal-scaling", type=float, default=4.0, help="goal: best rate / the 1-process rate")
+    p.add_argument("--goal-lag-p99-ms", type=float, default=1.0, help="goal: p99 timestamp lag at half the ceiling")
     args = p.parse_args(argv)
     console = Console(width=160)
     problem = shared_clock()
@@ -124,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     load_end = os.getloadavg()
     table = Table(
         title=f"sharded client: C={args.concurrency}, {args.output_tokens} tokens, server on {args.server_processes} "
-        f"process(es), {os.cpu_count()} cores, load {load_start[0]:.1f} -> {load_end[0]:.1f}"
+        f"process(es), {usable_cores()} cores, load {load_start[0]:.1f} -> {load_end[0]:.1f}"
     )
     for col in ("client processes", "tok/s (server)", "tok/s (client)", "× 1 process", "CPU s/1k tok",
                 "client CPU %", "server CPU %", "failed", "lag p50/p99 ms"):  # fmt: skip
@@ -145,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         "version": 1,
         "date": started.isoformat().replace("+00:00", "Z"),
         **commit(args.commit),
-        "machine": {**machine(), "load_average_start": load_start, "load_average_end": load_end},
+        "machine": {**machine(), "label": args.label, "load_average_start": load_start, "load_average_end": load_end},
         "settings": {
             "concurrency": args.concurrency,
             "output_tokens": args.output_tokens,
@@ -156,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "rows": rows,
         "half_ceiling": half_row,
+        "goals": goals(args, rows, half_row),
         "wall_s": round(time.monotonic() - begun, 1),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -163,7 +167,31 @@ def main(argv: list[str] | None = None) -> int:
     tmp_out.write_text(json.dumps(result, indent=1) + "\n")
     tmp_out.replace(args.out)
     console.print(f"wrote {args.out}")
-    return 0 if all(r_["ok"] for r_ in [*rows, half_row]) else 1
+    for name, goal in result["goals"].items():
+        verdict = "met" if goal["met"] else "NOT met" if goal["met"] is False else "not measured"
+        console.print(f"goal {name}: {goal['value']} ({goal['target']}): {verdict}")
+    if not all(r_["ok"] for r_ in [*rows, half_row]):
+        return 1
+    return 0 if all(g["met"] for g in result["goals"].values()) else 3
+
+
+def goals(args: argparse.Namespace, rows: list[dict[str, Any]], half: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The issue's two goals for the sharded client, from the rows: ``met`` is None where a figure is missing."""
+    ratios = [r["vs_one_process"] for r in rows if r["ok"] and r["vs_one_process"] is not None]
+    best = max(ratios, default=None)
+    p99 = half["lag_ms"]["p99"] if half["ok"] and half["lag_ms"] else None
+    return {
+        "scaling": {
+            "target": f">= {args.goal_scaling:g}x the 1-process rate (server count)",
+            "value": best,
+            "met": None if best is None or len(ratios) < 2 else best >= args.goal_scaling,
+        },
+        "lag_p99_half_ceiling_ms": {
+            "target": f"< {args.goal_lag_p99_ms:g} ms",
+            "value": p99,
+            "met": None if p99 is None else p99 < args.goal_lag_p99_ms,
+        },
+    }
 
 
 if __name__ == "__main__":

@@ -146,7 +146,26 @@ def machine() -> dict[str, Any]:
         (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
          if line.startswith("model name")), platform.processor(),
     )  # fmt: skip
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "system": platform.platform()}
+    return {
+        "cpu": cpu,
+        "cores": usable_cores(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "system": platform.platform(),
+    }
+
+
+def usable_cores() -> int:
+    """Cores this process may run on: its CPU affinity, capped by a cgroup v2 CPU quota (a container may see
+    every core of its host in ``os.cpu_count()``)."""
+    cores = len(os.sched_getaffinity(0))
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        if quota != "max":
+            cores = min(cores, max(1, int(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return cores
 
 
 def commit(given: str | None = None) -> dict[str, Any]:
