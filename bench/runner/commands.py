@@ -65,6 +65,12 @@ def register(sub: Any) -> None:
         "--request-timeout", type=float, metavar="S", help="seconds one request may take (default: the config's, 600)"
     )
     p.add_argument(
+        "--client-processes",
+        type=int,
+        metavar="N",
+        help="spread each level over N client processes, one record (default: the config's, 1)",
+    )
+    p.add_argument(
         "--set", action="append", default=[], metavar="KEY.PATH=VALUE", help="override any config value (YAML value)"
     )
     p.add_argument(
@@ -109,6 +115,7 @@ def cli_overrides(args: argparse.Namespace) -> list[tuple[str, Any]]:
         ("records_dir", "records_dir"),
         ("variant", "variant"),
         ("request_timeout", "request_timeout_s"),
+        ("client_processes", "client_processes"),
     ):
         value = getattr(args, flag)
         if value is not None:

@@ -106,6 +106,13 @@ class RunConfig(_Strict):
         "served from a prefix cache; repeated: prompts are sent as written (see bench/runner/_workload.py)",
     )
     error_threshold: float = Field(default=0.05, ge=0, le=1)
+    client_processes: int = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="client processes that share each level (bench/runner/shards.py): one Python process reads "
+        "streams on one core; a fast server on a many-core host needs several. One record either way",
+    )
     records_dir: str = "records"
 
     @field_validator("url")

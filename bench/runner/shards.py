@@ -18,7 +18,7 @@ Warm-up and measured requests are two phases: every shard finishes its warm-up b
 request, so the measured window (first measured request sent -> last measured response finished, over all
 shards) holds measured traffic only, as in a single process. Each result comes back to the parent as it
 finishes (``on_result``, ``should_abort`` see it); an abort reaches every shard, which cancels what it has in
-flight, as :func:`~bench.runner.load.run_level` does.
+flight, as :func:`~bench.runner.load_generator.run_level` does.
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .client import RequestResult, RequestSpec, StreamingClient, build_request
-from .load import LevelRun, run_level
+from .client import StreamingClient
+from .load_generator import LevelRun, run_level
+from .request import RequestResult, RequestSpec, build_request
 
 __all__ = ["ShardedClient", "shared_clock", "split_concurrency", "split_requests"]
 
@@ -103,8 +104,14 @@ async def _serve(conn: multiprocessing.connection.Connection, options: _Options)
                     abort.append(message[1])
                 else:
                     inbox.put_nowait(message)
-        except (EOFError, OSError):
+        except (EOFError, OSError):  # the parent is gone: stop what is in flight, then exit
+            abort.append("the parent process is gone")
             inbox.put_nowait(("stop",))
+            loop.remove_reader(conn.fileno())
+
+    def send(message: tuple[Any, ...]) -> None:
+        with contextlib.suppress(OSError):  # the parent is gone; readable() stops this shard
+            conn.send(message)
 
     loop.add_reader(conn.fileno(), readable)
     client = StreamingClient(
@@ -128,7 +135,7 @@ async def _serve(conn: multiprocessing.connection.Connection, options: _Options)
 
                 def on_result(result: RequestResult, reported: set[int] = reported) -> None:
                     reported.add(id(result))
-                    conn.send(("result", result))
+                    send(("result", result))
 
                 cpu0 = time.process_time()
                 run = await run_level(
@@ -136,12 +143,13 @@ async def _serve(conn: multiprocessing.connection.Connection, options: _Options)
                 )
                 for result in run.results:  # cancelled in flight: never passed through on_result
                     if id(result) not in reported:
-                        conn.send(("result", result))
-                conn.send(("done", run.aborted, time.process_time() - cpu0))
+                        send(("result", result))
+                send(("done", run.aborted, time.process_time() - cpu0))
             except Exception as exc:  # a bug, not a server problem: the parent stops the level and says so
-                conn.send(("error", f"{type(exc).__name__}: {exc}"))
+                send(("error", f"{type(exc).__name__}: {exc}"))
     finally:
-        loop.remove_reader(conn.fileno())
+        with contextlib.suppress(ValueError, OSError):
+            loop.remove_reader(conn.fileno())
         await client.aclose()
 
 
@@ -188,6 +196,10 @@ class ShardedClient:
             child.close()
             self._conns.append(multiprocessing.connection.Connection(parent.detach()))
             self._procs.append(proc)
+
+    def processes_for(self, concurrency: int) -> int:
+        """Client processes that take part in a level of ``concurrency`` (one worker each at least)."""
+        return len(split_concurrency(concurrency, self.processes))
 
     async def __aenter__(self) -> ShardedClient:
         return self
@@ -280,7 +292,7 @@ class ShardedClient:
         on_result: Callable[[RequestResult], None] | None = None,
         should_abort: Callable[[], str | None] | None = None,
     ) -> LevelRun:
-        """As :func:`bench.runner.load.run_level`, over the shards; results in the order they were sent."""
+        """As :func:`bench.runner.load_generator.run_level`, over the shards; results in the order they were sent."""
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         for spec in (*warmup, *specs):

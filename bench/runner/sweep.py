@@ -48,6 +48,7 @@ from .load_generator import LevelRun, run_level
 from .metrics import summarize_level
 from .prompts import PromptSet
 from .request import RequestResult, RequestSpec
+from .shards import ShardedClient
 
 __all__ = [
     "AbortPolicy",
@@ -274,13 +275,12 @@ async def run_sweep(
     progress: _Progress | None = None,
     extra_body: dict[str, Any] | None = None,
     speculative_method: str | None = None,
-    client_factory: Callable[[str, int], StreamingClient] | None = None,
+    client_factory: Callable[[str, int], StreamingClient | ShardedClient] | None = None,
 ) -> Record:
-    """Run every planned level against ``base_url``, updating the record file after each one."""
+    """Run every planned level against ``base_url``, updating the record file after each one. With
+    ``cfg.client_processes`` > 1 each level is spread over that many client processes (one record)."""
     plan = make_plan(cfg)
-    factory = client_factory or (
-        lambda url, n: StreamingClient(url, max_connections=n, timeout_s=cfg.request_timeout_s)
-    )
+    factory = client_factory or (lambda url, n: default_client(cfg, url, n))
     client = factory(base_url, max(p.concurrency for p in plan))
     policy = AbortPolicy(server=server)  # one per run: a server that is gone stays gone across levels
     offset = 0
@@ -310,12 +310,9 @@ async def run_sweep(
                 if progress is not None:
                     progress.on_result(result)
 
-            await client.warm_connections(step.concurrency)
-            wall0, cpu0 = time.perf_counter(), time.process_time()
-            run: LevelRun = await run_level(
-                client, specs, step.concurrency, warmup=warm, on_result=on_result, should_abort=policy
-            )
-            load = client_load(run, time.perf_counter() - wall0, time.process_time() - cpu0)
+            run, wall_s, cpu_s = await _level(client, specs, step.concurrency, warm, on_result, policy)
+            processes = client.processes_for(step.concurrency) if isinstance(client, ShardedClient) else 1
+            load = client_load(run, wall_s, cpu_s).model_copy(update={"processes": processes})
             if server is not None and any(not r.ok for r in run.results) and server.is_alive():
                 await _settle(server)  # a crash shows as failed requests first, as a process exit a moment later
             reason = run.aborted or policy()
@@ -344,6 +341,34 @@ async def run_sweep(
         return _finish(state)
     finally:
         await client.aclose()
+
+
+def default_client(cfg: RunConfig, url: str, max_connections: int) -> StreamingClient | ShardedClient:
+    """The run's client: one process, or ``cfg.client_processes`` of them (:class:`ShardedClient`)."""
+    if cfg.client_processes > 1:
+        return ShardedClient(
+            url, processes=cfg.client_processes, max_connections=max_connections, timeout_s=cfg.request_timeout_s
+        )
+    return StreamingClient(url, max_connections=max_connections, timeout_s=cfg.request_timeout_s)
+
+
+async def _level(
+    client: StreamingClient | ShardedClient,
+    specs: list[RequestSpec],
+    concurrency: int,
+    warm: list[RequestSpec],
+    on_result: Callable[[RequestResult], None],
+    policy: Callable[[], str | None],
+) -> tuple[LevelRun, float, float]:
+    """One level; with it the client's wall and CPU seconds (every client process's, for the sharded client)."""
+    if isinstance(client, ShardedClient):
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        run = await client.run_level(specs, concurrency, warmup=warm, on_result=on_result, should_abort=policy)
+        return run, time.perf_counter() - wall0, time.process_time() - cpu0 + client.last_cpu_s
+    await client.warm_connections(concurrency)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    run = await run_level(client, specs, concurrency, warmup=warm, on_result=on_result, should_abort=policy)
+    return run, time.perf_counter() - wall0, time.process_time() - cpu0
 
 
 def _cancelled(run: LevelRun) -> bool:

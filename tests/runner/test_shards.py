@@ -1,20 +1,28 @@
-"""The sharded client (several client processes, one level) against the in-process known-timing test server."""
+"""The sharded client (several client processes, one level) against the in-process known-timing test server, and
+``bench run --client-processes`` (one record, the process count stated)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench.runner.client import RequestSpec, StreamingClient
+from bench.record.load import load_record
+from bench.runner.client import RequestResult, RequestSpec, StreamingClient
 from bench.runner.load import LevelRun, run_level
 from bench.runner.shards import ShardedClient, shared_clock, split_concurrency, split_requests
 from bench.testserver import ServerStats, TestServerConfig, expected_timing, serve
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
+ROOT = Path(__file__).resolve().parents[2]
 CFG = TestServerConfig(ttft_ms=30, itl_ms=4, output_tokens=12)
 
 
@@ -113,3 +121,107 @@ def test_an_abort_reaches_every_shard(arun: Runner) -> None:
 def test_one_process_or_fewer_is_refused_below_one() -> None:
     with pytest.raises(ValueError, match="processes must be >= 1"):
         ShardedClient("http://127.0.0.1:1", processes=0, max_connections=1)
+
+
+def test_every_token_is_received_after_the_server_sent_it(arun: Runner) -> None:
+    """Each request asks for its own number of tokens (ignore_eos), so the server's stream log names it: every
+    shard's receipt time of token k is on the server's clock, after the server wrote token k, and close to it."""
+    warmup = [RequestSpec(prompt=f"w{i}", max_tokens=40 + i, ignore_eos=True, api="completions") for i in range(6)]
+    specs = [RequestSpec(prompt=f"r{i}", max_tokens=5 + i, ignore_eos=True, api="completions") for i in range(24)]
+    run, stats, _, _ = arun(_sharded(3, 6, specs, warmup))
+    streams = {sum(s.chunk_tokens): s for s in stats.streams}
+    assert len(streams) == len(stats.streams) == 30  # every request reached the server once
+    for r in [*run.warmup_results, *run.results]:
+        assert r.ok and r.output_tokens is not None
+        sent = streams.pop(r.output_tokens)  # the server's log of this very request
+        assert r.t_sent_ns <= sent.t0_ns  # sent before the server read it
+        assert len(r.chunk_times_ns) == len(sent.emit_ns) == r.output_tokens  # one token per chunk
+        lags = [got - emitted for got, emitted in zip(r.chunk_times_ns, sent.emit_ns, strict=True)]
+        assert min(lags) >= 0  # never received before it was sent: one clock base
+        assert max(lags) < 100e6  # and received soon after (a busy 2-core machine: 100 ms)
+    assert not streams
+    # the pooled counts are the server's: tokens it sent for the measured requests = the level's total
+    assert sum(r.output_tokens or 0 for r in run.results) == sum(5 + i for i in range(24))
+    assert stats.chunks == sum(5 + i for i in range(24)) + sum(40 + i for i in range(6))
+
+
+def test_warm_up_ends_on_every_shard_before_any_measured_request_reaches_the_server(arun: Runner) -> None:
+    # warm-up requests are long (40+ tokens at 4 ms), measured ones short: a shard that started measuring while
+    # another still warmed up would show a measured stream beginning before a warm-up stream's last token
+    warmup = [RequestSpec(prompt=f"w{i}", max_tokens=40 + i, ignore_eos=True, api="completions") for i in range(8)]
+    specs = [RequestSpec(prompt=f"r{i}", max_tokens=2 + i % 3, ignore_eos=True, api="completions") for i in range(8)]
+    _, stats, _, _ = arun(_sharded(4, 4, specs, warmup))
+    warm = [s for s in stats.streams if sum(s.chunk_tokens) >= 40]
+    measured = [s for s in stats.streams if sum(s.chunk_tokens) < 40]
+    assert len(warm) == 8 and len(measured) == 8
+    assert max(s.emit_ns[-1] for s in warm) < min(s.t0_ns for s in measured)
+
+
+async def _crash_one_shard(after: int) -> tuple[LevelRun, int]:
+    async with serve(CFG) as srv, ShardedClient(srv.url, processes=2, max_connections=4, timeout_s=30) as client:
+        seen: list[RequestResult] = []
+
+        def on_result(result: RequestResult) -> None:
+            seen.append(result)
+            if len(seen) == after:
+                client._procs[1].kill()  # a shard dies mid-level (as an out-of-memory kill would)
+
+        run = await client.run_level(_specs(80), 4, on_result=on_result)
+        return run, len(seen)
+
+
+def test_a_shard_that_dies_fails_the_level(arun: Runner) -> None:
+    run, seen = arun(_crash_one_shard(after=6))
+    assert run.aborted == "client process 1 exited"
+    assert 6 <= len(run.results) < 80  # the other shard stopped too, and what it had finished is kept
+    assert seen == len([r for r in run.results if r.error_kind != "cancelled"])
+
+
+def test_bench_run_with_client_processes_writes_one_record_that_says_so(tmp_path: Path) -> None:
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text(
+        '{"name": "tiny", "description": "t", "license": "CC0-1.0", "source": "tests"}\n'
+        '{"id": "a", "messages": [{"role": "user", "content": "Add two numbers."}]}\n',
+        encoding="utf-8",
+    )
+    config = {
+        "experiment": "shards-test", "variant": "two", "engine": "testserver", "prompt_set": str(prompts),
+        "server_args": {"ttft-ms": 20, "itl-ms": 2, "output-tokens": 10},
+        "levels": [1, 4], "requests_per_level": "3x", "min_requests": 3, "warmup": "1x", "max_tokens": 10,
+        "records_dir": str(tmp_path / "records"),
+    }  # fmt: skip
+    (tmp_path / "run.yaml").write_text(json.dumps(config), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "run", str(tmp_path / "run.yaml"), "--client-processes", "3",
+         "--log-dir", str(tmp_path / "logs")],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    files = sorted((tmp_path / "records").rglob("*.json"))
+    assert len(files) == 1  # one record, however many client processes
+    record = load_record(files[0]).record
+    assert record.status.state == "complete"
+    for level, requests, processes in zip(record.levels, (3, 12), (1, 3), strict=True):
+        assert level.requests_completed == requests and level.requests_failed == 0
+        assert level.output_tokens is not None and level.output_tokens.total == requests * 10
+        assert level.client is not None and level.client.processes == processes  # C=1: one process measured it
+        assert level.client.token_events == (requests + requests // 3) * 10  # warm-up included, every shard
+
+
+async def _orphan() -> int | None:
+    async with serve(CFG) as srv:
+        client = ShardedClient(srv.url, processes=1, max_connections=2, timeout_s=30)
+        conn, proc = client._conns[0], client._procs[0]
+        conn.send(("phase", _specs(200), 2))  # 100 rounds of ~75 ms: ~7.5 s of work
+        await asyncio.sleep(0.3)
+        conn.close()  # as if the parent had died mid-level
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, proc.wait, 10)
+        finally:
+            await client.aclose()
+
+
+def test_a_shard_whose_parent_is_gone_stops(arun: Runner) -> None:
+    t0 = time.monotonic()
+    assert arun(_orphan()) == 0  # no traceback exit, no orphan left serving
+    assert time.monotonic() - t0 < 4.0  # it stopped its level instead of finishing it

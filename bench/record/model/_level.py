@@ -134,10 +134,15 @@ class ClientLoad(Strict):
     (``benchmarks/client_ceiling.py``) to tell whether the client, not the server, was the limit."""
 
     wall_s: float = Field(ge=0)
-    cpu_s: float = Field(ge=0, description="CPU time of the client process (all threads)")
+    cpu_s: float = Field(ge=0, description="CPU time of the client process(es) (all threads)")
     cpu_percent: float = Field(ge=0, description="cpu_s / wall_s x 100; 100 = one core saturated")
     token_events: int = Field(ge=0, description="token-bearing stream chunks received")
     token_events_per_s: float = Field(ge=0)
+    processes: int | None = Field(
+        default=None,
+        ge=1,
+        description="client processes that measured the level (the sharded client; None: one, before this field)",
+    )
 
 
 class Level(Strict):
