@@ -87,7 +87,8 @@ class _Options:
 def _worker(conn: multiprocessing.connection.Connection, options: _Options) -> None:  # in the worker process
     """A shard: run phases on request until told to stop. Messages in: ("phase", specs, concurrency),
     ("abort", reason), ("stop",). Out: ("result", RequestResult) as each finishes (on_result's order; the
-    ones cancelled in flight last), ("done", aborted, cpu_s), ("error", text)."""
+    ones cancelled in flight last), ("done", aborted, cpu_s, order), ("error", text); ``order[k]`` is the
+    position among this phase's "result" messages of the result of the phase's spec ``k``."""
     asyncio.run(_serve(conn, options))
 
 
@@ -131,10 +132,10 @@ async def _serve(conn: multiprocessing.connection.Connection, options: _Options)
             abort.clear()
             try:
                 await client.warm_connections(concurrency)
-                reported: set[int] = set()
+                reported: dict[int, int] = {}  # id(result) -> its position among the messages sent
 
-                def on_result(result: RequestResult, reported: set[int] = reported) -> None:
-                    reported.add(id(result))
+                def on_result(result: RequestResult, reported: dict[int, int] = reported) -> None:
+                    reported[id(result)] = len(reported)
                     send(("result", result))
 
                 cpu0 = time.process_time()
@@ -143,8 +144,10 @@ async def _serve(conn: multiprocessing.connection.Connection, options: _Options)
                 )
                 for result in run.results:  # cancelled in flight: never passed through on_result
                     if id(result) not in reported:
+                        reported[id(result)] = len(reported)
                         send(("result", result))
-                send(("done", run.aborted, time.process_time() - cpu0))
+                order = [reported[id(result)] for result in run.results]  # run.results: the specs' order
+                send(("done", run.aborted, time.process_time() - cpu0, order))
             except Exception as exc:  # a bug, not a server problem: the parent stops the level and says so
                 send(("error", f"{type(exc).__name__}: {exc}"))
     finally:
@@ -233,7 +236,8 @@ class ShardedClient:
         active = [i for i, share in enumerate(shares) if share]
         for i in active:
             self._conns[i].send(("phase", [specs[j] for j in shares[i]], weights[i]))
-        results: list[RequestResult] = []
+        arrived: dict[int, list[RequestResult]] = {i: [] for i in active}
+        placed: list[tuple[int, RequestResult]] = []  # (index into specs, result) of the shards that finished
         pending, aborted, cpu = set(active), None, 0.0
         loop = asyncio.get_running_loop()
         wake = asyncio.Event()
@@ -250,7 +254,7 @@ class ShardedClient:
                             message = conn.recv()
                             if message[0] == "result":
                                 result = message[1]
-                                results.append(result)
+                                arrived[i].append(result)
                                 if on_result is not None and result.error_kind != "cancelled":
                                     on_result(result)
                                 if should_abort is not None and aborted is None:
@@ -262,6 +266,8 @@ class ShardedClient:
                                 pending.discard(i)
                                 aborted = aborted or message[1]
                                 cpu += message[2]
+                                placed += [(shares[i][k], arrived[i][at]) for k, at in enumerate(message[3])]
+                                arrived[i] = []
                                 break
                             else:  # "error"
                                 pending.discard(i)
@@ -275,7 +281,9 @@ class ShardedClient:
         finally:
             for i in active:
                 loop.remove_reader(self._conns[i].fileno())
-        results.sort(key=lambda r: r.t_sent_ns)
+        # the specs' order, as one process gives it; a shard that failed left what it had sent, in arrival order
+        results = [r for _, r in sorted(placed, key=lambda x: x[0])]
+        results += sorted((r for rs in arrived.values() for r in rs), key=lambda r: r.t_sent_ns)
         return results, aborted, cpu
 
     def _abort(self, reason: str) -> None:
@@ -292,7 +300,8 @@ class ShardedClient:
         on_result: Callable[[RequestResult], None] | None = None,
         should_abort: Callable[[], str | None] | None = None,
     ) -> LevelRun:
-        """As :func:`bench.runner.load_generator.run_level`, over the shards; results in the order they were sent."""
+        """As :func:`bench.runner.load_generator.run_level`, over the shards; results in the specs' order (each shard sends
+        its share in that order), those of a shard that failed last."""
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         for spec in (*warmup, *specs):

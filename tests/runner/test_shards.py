@@ -75,8 +75,7 @@ def test_every_request_is_accounted_for_on_one_clock(arun: Runner) -> None:
         assert r.chunk_times_ns == sorted(r.chunk_times_ns)
     # warm-up is over on every shard before the first measured request leaves any shard
     assert max(r.t_done_ns or 0 for r in run.warmup_results) <= min(r.t_sent_ns for r in run.results)
-    assert [r.t_sent_ns for r in run.results] == sorted(r.t_sent_ns for r in run.results)
-    assert run.window_start_ns == run.results[0].t_sent_ns
+    assert run.window_start_ns == min(r.t_sent_ns for r in run.results)
     assert run.window_end_ns == max(r.t_done_ns or 0 for r in run.results)
 
 
@@ -138,8 +137,11 @@ def test_every_token_is_received_after_the_server_sent_it(arun: Runner) -> None:
         assert len(r.chunk_times_ns) == len(sent.emit_ns) == r.output_tokens  # one token per chunk
         lags = [got - emitted for got, emitted in zip(r.chunk_times_ns, sent.emit_ns, strict=True)]
         assert min(lags) >= 0  # never received before it was sent: one clock base
-        assert max(lags) < 100e6  # and received soon after (a busy 2-core machine: 100 ms)
+        assert max(lags) < 500e6  # and received soon after (a busy 2-core machine: 500 ms)
     assert not streams
+    # results in the specs' order, as one process gives them (benchmarks match receipts to sends by it)
+    assert [r.output_tokens for r in run.warmup_results] == [40 + i for i in range(6)]
+    assert [r.output_tokens for r in run.results] == [5 + i for i in range(24)]
     # the pooled counts are the server's: tokens it sent for the measured requests = the level's total
     assert sum(r.output_tokens or 0 for r in run.results) == sum(5 + i for i in range(24))
     assert stats.chunks == sum(5 + i for i in range(24)) + sum(40 + i for i in range(6))
@@ -208,20 +210,22 @@ def test_bench_run_with_client_processes_writes_one_record_that_says_so(tmp_path
         assert level.client.token_events == (requests + requests // 3) * 10  # warm-up included, every shard
 
 
-async def _orphan() -> int | None:
+async def _orphan() -> tuple[int | None, int]:
     async with serve(CFG) as srv:
         client = ShardedClient(srv.url, processes=1, max_connections=2, timeout_s=30)
         conn, proc = client._conns[0], client._procs[0]
         conn.send(("phase", _specs(200), 2))  # 100 rounds of ~75 ms: ~7.5 s of work
-        await asyncio.sleep(0.3)
+        while srv.stats.requests < 4:  # the level is under way
+            await asyncio.sleep(0.01)
         conn.close()  # as if the parent had died mid-level
         try:
-            return await asyncio.get_running_loop().run_in_executor(None, proc.wait, 10)
+            code = await asyncio.get_running_loop().run_in_executor(None, proc.wait, 20)
         finally:
             await client.aclose()
+        return code, srv.stats.requests
 
 
 def test_a_shard_whose_parent_is_gone_stops(arun: Runner) -> None:
-    t0 = time.monotonic()
-    assert arun(_orphan()) == 0  # no traceback exit, no orphan left serving
-    assert time.monotonic() - t0 < 4.0  # it stopped its level instead of finishing it
+    code, requests = arun(_orphan())
+    assert code == 0  # no traceback exit, no orphan left serving
+    assert requests < 100  # it stopped its level instead of finishing it
