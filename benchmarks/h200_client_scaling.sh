@@ -50,7 +50,7 @@ for dist in ("httpx", "httpcore", "h11", "anyio", "rich"):
         print(dist, md.version(dist))
     except md.PackageNotFoundError:
         pass
-import bench.runner.shards, bench.runner.client, bench.testserver  # the harness's modules import here
+import bench.runner.shards, bench.runner.client, bench.testing.testserver  # the harness's modules import here
 if missing:
     print("MISSING:", ", ".join(missing))
     sys.exit(1)

@@ -14,8 +14,9 @@ Public modules (import them directly; this package re-exports nothing):
 Private modules (``_name``) hold the parts: the SSE decoder and SGLang's native chunks (``_sse``, ``_native``,
 ``_stream``), claimed vs observed (``_claims``, ``_attach``), how a run ends (``_outcome``), the workload's prefix
 markers and cache policy (``_workload``), the recipe (``_recipe``), checks before a run (``_preflight``), the
-terminal progress (``_progress``), latency statistics (``_stats``) and a lean HTTP/1.1 transport (``_http1``). The commit of the measured checkout comes
-from ``bench.git``; every string a record or the terminal gets passes through ``bench.redact``.
+terminal progress (``_progress``), latency statistics (``_stats``) and a lean HTTP/1.1 transport (``_http1``). The
+commit of the measured checkout comes from ``bench.git``; every string a record or the terminal gets passes through
+``bench.redact``.
 """
 
 __all__: list[str] = []

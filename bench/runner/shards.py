@@ -300,8 +300,8 @@ class ShardedClient:
         on_result: Callable[[RequestResult], None] | None = None,
         should_abort: Callable[[], str | None] | None = None,
     ) -> LevelRun:
-        """As :func:`bench.runner.load_generator.run_level`, over the shards; results in the specs' order (each shard sends
-        its share in that order), those of a shard that failed last."""
+        """As :func:`bench.runner.load_generator.run_level`, over the shards; results in the specs' order (each
+        shard sends its share in that order), those of a shard that failed last."""
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         for spec in (*warmup, *specs):

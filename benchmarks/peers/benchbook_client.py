@@ -1,7 +1,7 @@
 """benchbook's client in the side-by-side benchmark: one fixed-concurrency level, as ``bench run`` drives it.
 
 The harness's own parts, nothing else: one :class:`~bench.runner.client.StreamingClient` (connections opened
-first) and the load generator's :func:`~bench.runner.load.run_level` with warm-up requests, or with
+first) and the load generator's :func:`~bench.runner.load_generator.run_level` with warm-up requests, or with
 ``--processes N`` the sharded client (:class:`~bench.runner.shards.ShardedClient`) that ``bench run
 --client-processes N`` uses. The tool's output throughput is the record's formula (Σ the server's
 ``usage.completion_tokens`` of the completed measured requests / the level window), computed here so that this
@@ -24,8 +24,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.runner.client import RequestSpec, StreamingClient  # noqa: E402
-from bench.runner.load import LevelRun, run_level  # noqa: E402
+from bench.runner.client import StreamingClient  # noqa: E402
+from bench.runner.load_generator import LevelRun, run_level  # noqa: E402
+from bench.runner.request import RequestSpec  # noqa: E402
 from bench.runner.shards import ShardedClient  # noqa: E402
 
 

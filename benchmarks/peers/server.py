@@ -25,12 +25,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-import bench.testserver as testserver  # noqa: E402
-from bench.testserver import TestServer, TestServerConfig, precise_event_loop  # noqa: E402
+import bench.testing.testserver._server as server_module  # noqa: E402
+from bench.testing.testserver import StreamLog, TestServer, TestServerConfig, Truth, precise_event_loop  # noqa: E402
+from bench.testing.testserver._wire import Events, response_head, sse  # noqa: E402
 
 __all__ = ["NamedStreamServer", "main"]
 
-testserver._MAX_STREAM_LOGS = 10_000_000  # every stream of a benchmark run (a few MB of integers)
+server_module.MAX_STREAM_LOGS = 10_000_000  # every stream of a benchmark run (a few MB of integers)
 
 
 def first_word(body: dict[str, Any]) -> str:
@@ -68,7 +69,7 @@ class NamedStreamServer(TestServer):
         api: str,
         body: dict[str, Any],
         cfg: TestServerConfig,
-        truth: testserver.Truth,
+        truth: Truth,
         prompt: tuple[int, int | None],
         origin: tuple[float, int],
         keep_alive: bool,
@@ -87,15 +88,15 @@ class NamedStreamServer(TestServer):
         parts = self._bodies.get(key)
         if parts is None:
             head = {"content-type": "text/event-stream", "cache-control": "no-cache", "transfer-encoding": "chunked"}
-            events = testserver._Events(api, cfg, truth, prompt, continuous)
-            parts = [testserver._response_head(200, {**head, "connection": connection})]
-            parts += [testserver._sse(events.content(k, size)) for k, size in enumerate(truth.chunk_tokens)]
-            tail = testserver._sse(events.finish())
+            events = Events(api, cfg, truth, prompt, continuous)
+            parts = [response_head(200, {**head, "connection": connection})]
+            parts += [sse(events.content(k, size)) for k, size in enumerate(truth.chunk_tokens)]
+            tail = sse(events.finish())
             if include_usage:
-                tail += testserver._sse(events.usage())
-            parts[-1] += tail + testserver._sse(b"[DONE]") + b"0\r\n\r\n"
+                tail += sse(events.usage())
+            parts[-1] += tail + sse(b"[DONE]") + b"0\r\n\r\n"
             self._bodies[key] = parts
-        log = testserver.StreamLog(api, origin[1], chunk_tokens=list(truth.chunk_tokens))
+        log = StreamLog(api, origin[1], chunk_tokens=list(truth.chunk_tokens))
         self.stats.streams.append(log)
         if self.writes == "burst":
             log.emit_ns = [perf_counter_ns()] * len(truth.chunk_tokens)

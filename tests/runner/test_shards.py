@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from bench.record.load import load_record
-from bench.runner.client import RequestResult, RequestSpec, StreamingClient
-from bench.runner.load import LevelRun, run_level
+from bench.runner.client import StreamingClient
+from bench.runner.load_generator import LevelRun, run_level
+from bench.runner.request import RequestResult, RequestSpec
 from bench.runner.shards import ShardedClient, shared_clock, split_concurrency, split_requests
-from bench.testserver import ServerStats, TestServerConfig, expected_timing, serve
+from bench.testing.testserver import ServerStats, TestServerConfig, expected_timing, serve
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 ROOT = Path(__file__).resolve().parents[2]
