@@ -8,8 +8,9 @@ to the event loop. Here a connection is an :class:`asyncio.Protocol`; the respon
 :class:`Sink` synchronously, with one timestamp for the whole read. No coroutine runs per event.
 
 Scope: plain ``http://`` to one origin, keep-alive, at most ``limit`` connections; a connection is reused only
-after a response that was read to its end. ``https://`` and custom transports stay with httpx
-(:class:`bench.runner.client.StreamingClient` decides).
+after a response that was read to its end, and not after it sat idle longer than the keep-alive expiry.
+:func:`lean_origin` decides: ``https://``, a URL with credentials or a query, a proxy from the environment
+(``http_proxy``/``all_proxy`` unless ``no_proxy`` names the host) and custom transports stay with httpx.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-from time import perf_counter_ns
+import urllib.request
+from collections.abc import Mapping
+from time import monotonic, perf_counter_ns
 from typing import Protocol
+from urllib.parse import urlsplit
 
-__all__ = ["BrokenResponse", "ConnectFailed", "Http1Pool", "Sink", "Stale"]
+__all__ = ["BrokenResponse", "ConnectFailed", "Http1Pool", "Origin", "Sink", "Stale", "lean_origin"]
 
 _MAX_HEAD = 64 * 1024
 
@@ -67,6 +71,7 @@ class _Conn(asyncio.Protocol):
         "_sink",
         "_trailers",
         "closed",
+        "idle_since",
         "keep_alive",
         "reused",
         "transport",
@@ -76,6 +81,7 @@ class _Conn(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.reused = False
+        self.idle_since = 0.0
         self._reset(None, None)
 
     def _reset(self, sink: Sink | None, done: asyncio.Future[None] | None) -> None:
@@ -253,9 +259,12 @@ class _Conn(asyncio.Protocol):
 class Http1Pool:
     """Keep-alive connections to ``host:port``; at most ``limit`` open at once (callers wait for a free one)."""
 
-    def __init__(self, host: str, port: int, limit: int, *, connect_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, host: str, port: int, limit: int, *, connect_timeout_s: float = 30.0, keepalive_expiry_s: float = 600.0
+    ) -> None:
         self.host, self.port, self.limit = host, port, limit
         self._connect_timeout_s = connect_timeout_s
+        self._expiry_s = keepalive_expiry_s
         self._idle: collections.deque[_Conn] = collections.deque()
         self._open = 0
         self._free = asyncio.Semaphore(limit)
@@ -281,9 +290,11 @@ class Http1Pool:
             conn = None
             while self._idle and not fresh:
                 candidate = self._idle.popleft()
-                if not candidate.closed:
+                if not candidate.closed and monotonic() - candidate.idle_since < self._expiry_s:
                     conn = candidate
                     break
+                if candidate.transport is not None:
+                    candidate.transport.close()
             if conn is None:
                 conn = await self._connect()
             else:
@@ -293,22 +304,100 @@ class Http1Pool:
                 await conn.start(request, sink)
                 ok = True
             finally:
-                if ok and conn.keep_alive and not conn.closed:
+                if ok and conn.keep_alive and not conn.closed and len(self._idle) < self.limit:
+                    conn.idle_since = monotonic()
                     self._idle.append(conn)
                 elif conn.transport is not None:
                     conn.transport.close()
 
     async def warm(self, n: int, request: bytes, sink_factory: type[Sink]) -> None:
-        """Open up to ``n`` connections with one small request each (failures ignored)."""
+        """Have up to ``n`` idle connections ready: open the missing ones with one small request each (failures
+        ignored)."""
+        ready = sum(1 for conn in self._idle if not conn.closed)
 
         async def one() -> None:
             with contextlib.suppress(OSError, BrokenResponse):
                 await self.request(request, sink_factory(), fresh=True)
 
-        await asyncio.gather(*(one() for _ in range(min(n, self.limit))))
+        await asyncio.gather(*(one() for _ in range(max(0, min(n, self.limit) - ready))))
 
     async def aclose(self) -> None:
         while self._idle:
             conn = self._idle.popleft()
             if conn.transport is not None:
                 conn.transport.close()
+
+
+class Origin:
+    """One ``http://host[:port][/prefix]`` origin: its pool and the bytes of its requests (headers fixed per
+    client: ``host``, then the client's own, then the request's)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        prefix: str,
+        headers: Mapping[str, str],
+        *,
+        limit: int,
+        connect_timeout_s: float,
+        keepalive_expiry_s: float,
+    ) -> None:
+        self.prefix = prefix
+        authority = host if port == 80 else f"{host}:{port}"
+        if ":" in host:  # an IPv6 literal
+            authority = f"[{host}]" if port == 80 else f"[{host}]:{port}"
+        lines = [f"host: {authority}"]
+        for name, value in headers.items():
+            if name.lower() in ("host", "content-length", "transfer-encoding", "connection"):
+                continue
+            lines.append(f"{name}: {value}")
+        for line in lines:
+            if "\r" in line or "\n" in line or ":" not in line:
+                raise ValueError("an HTTP header name or value contains a line break")
+        self._fixed = ("\r\n".join(lines) + "\r\n").encode("latin-1")
+        self.pool = Http1Pool(
+            host, port, limit, connect_timeout_s=connect_timeout_s, keepalive_expiry_s=keepalive_expiry_s
+        )
+
+    def post(self, path: str, content: bytes) -> bytes:
+        """A JSON POST asking for an event stream."""
+        return b"".join(
+            (
+                b"POST %s HTTP/1.1\r\n" % (self.prefix + path).encode("latin-1"),
+                self._fixed,
+                b"content-type: application/json\r\naccept: text/event-stream\r\ncontent-length: %d\r\n\r\n"
+                % len(content),
+                content,
+            )
+        )
+
+    def get(self, path: str) -> bytes:
+        return b"GET %s HTTP/1.1\r\n%s\r\n" % ((self.prefix + path).encode("latin-1"), self._fixed)
+
+
+def lean_origin(
+    base_url: str, headers: Mapping[str, str], *, limit: int, connect_timeout_s: float, keepalive_expiry_s: float
+) -> Origin | None:
+    """The :class:`Origin` for ``base_url`` where this transport can carry it, else None (httpx then)."""
+    parts = urlsplit(base_url)
+    if parts.scheme != "http" or not parts.hostname or parts.username or parts.password or parts.query:
+        return None
+    if parts.fragment or any(ord(c) > 126 or c in " \r\n" for c in base_url):
+        return None
+    proxies = urllib.request.getproxies_environment()
+    if ("http" in proxies or "all" in proxies) and not urllib.request.proxy_bypass_environment(parts.hostname):
+        return None
+    try:
+        port = parts.port or 80
+    except ValueError:
+        return None
+    return Origin(
+        parts.hostname,
+        port,
+        parts.path.rstrip("/"),
+        headers,
+        limit=limit,
+        connect_timeout_s=connect_timeout_s,
+        keepalive_expiry_s=keepalive_expiry_s,
+    )

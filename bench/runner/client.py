@@ -1,7 +1,7 @@
 """The streaming HTTP client: sends one generation request and timestamps every token-bearing chunk.
 
-One :class:`StreamingClient` (keep-alive httpx connections, a connection limit at least the concurrency, spread
-over small httpx pools: see the class) is shared by a whole run, so TCP setup does not land inside TTFT.
+One :class:`StreamingClient` (keep-alive connections, a connection limit at least the concurrency: see the class)
+is shared by a whole run, so TCP setup does not land inside TTFT.
 Measurement rules (``shared/MEASUREMENT.md``):
 
 * ``t_first_ns`` is the first chunk carrying non-empty generated text (content or reasoning). A role-only chunk,
@@ -9,10 +9,12 @@ Measurement rules (``shared/MEASUREMENT.md``):
 * Output tokens come from the server (``usage.completion_tokens``; SGLang native ``meta_info.completion_tokens``),
   else from the ``tokenizer`` callable if one was given, else they are unknown (None): never ``max_tokens`` and
   never the number of chunks.
-* ``t_sent_ns`` is taken when httpcore starts writing the request headers to the socket (its ``trace``
-  extension), so request building, a wait for a pooled connection and TCP setup are not inside TTFT;
-  ``t_start_ns`` (``send()`` called) keeps that client overhead visible. A transport without the trace
-  (``httpx.MockTransport``) gets ``t_sent_ns = t_start_ns``.
+* ``t_sent_ns`` is taken just before the request's bytes go to the socket (the lean transport's ``Sink.sent``;
+  under httpx, httpcore's ``trace`` extension), so request building, a wait for a pooled connection and TCP setup
+  are not inside TTFT; ``t_start_ns`` (``send()`` called) keeps that client overhead visible. A transport without
+  the trace (``httpx.MockTransport``) gets ``t_sent_ns = t_start_ns``.
+* A chunk's time is taken when its bytes come off the socket, before any of them is parsed (lean transport: one
+  ``perf_counter_ns`` per socket read, in ``data_received``; httpx: as httpx yields the chunk).
 * Per-chunk token counts come from cumulative usage per chunk (``continuous_usage_stats``); a count that rises on
   a chunk without text is carried to the next token-bearing chunk.
 * SGLang ``/generate``: a chunk bears tokens when its ``output_ids`` grow (new tokens = the growth; TTFT is the
@@ -38,7 +40,8 @@ from typing import Any
 
 import httpx
 
-from ._sse import SSEDecoder
+from ._http1 import BrokenResponse, ConnectFailed, Stale, lean_origin
+from ._response import ResponseReader
 from ._stream import StreamError, StreamState
 from .request import RequestResult, RequestSpec, build_request, one_line
 
@@ -48,7 +51,12 @@ __all__ = ["StreamingClient"]
 class StreamingClient:
     """The run's one HTTP client: keep-alive connections, at most ``max_connections`` (at least the concurrency).
 
-    Internally the connections are split over pools of ``shard_size`` connections, each an ``httpx.AsyncClient``,
+    Plain ``http://`` goes over the lean HTTP/1.1 transport :mod:`bench.runner._http1` (one
+    :class:`asyncio.Protocol` per connection, no coroutine per chunk; measured with ``benchmarks/clients.py``:
+    see ``benchmarks/README.md``). ``https://``, a proxy from the environment, a URL with credentials or a query,
+    and a custom ``transport`` go over httpx.
+
+    Under httpx the connections are split over pools of ``shard_size`` connections, each an ``httpx.AsyncClient``,
     and a request goes to the pool with the most free connections. Reason (measured with
     ``benchmarks/client_ceiling.py``, C=64, 2-core VM): httpcore's pool re-scans all its connections
     (quadratically, with a socket poll per idle connection) on every request start and end; one pool of 64
@@ -81,13 +89,25 @@ class StreamingClient:
         self._timeout_s = timeout_s
         self._tokenizer = tokenizer
         self._continuous_usage = continuous_usage
+        self._lean = (
+            None
+            if transport is not None
+            else lean_origin(
+                root,
+                headers or {},
+                limit=max_connections,
+                connect_timeout_s=timeout_s,
+                keepalive_expiry_s=keepalive_expiry_s,
+            )
+        )
+        sizes: list[int] = []  # httpx pools (none under the lean transport)
         if transport is not None:
             sizes = [max_connections]
-        else:
+        elif self._lean is None:
             full, rest = divmod(max_connections, shard_size)
             sizes = [shard_size] * full + ([rest] if rest else [])
         # one SSL context shared by the pools; certificates are loaded (~50 ms) only for https
-        verify = httpx.create_ssl_context(verify=root.startswith("https:"))
+        verify = httpx.create_ssl_context(verify=root.startswith("https:")) if sizes else False
         self._shards = [
             httpx.AsyncClient(
                 base_url=root,
@@ -112,6 +132,8 @@ class StreamingClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        if self._lean is not None:
+            await self._lean.pool.aclose()
         await asyncio.gather(*(shard.aclose() for shard in self._shards))
 
     def _pick(self) -> int:
@@ -134,6 +156,9 @@ class StreamingClient:
             except httpx.HTTPError:
                 pass
 
+        if self._lean is not None:
+            await self._lean.pool.warm(n, self._lean.get(path), _Discard)
+            return
         todo: list[Coroutine[Any, Any, None]] = []
         left = min(n, self.max_connections)
         for shard, size in zip(self._shards, self._sizes, strict=True):
@@ -146,34 +171,69 @@ class StreamingClient:
         """One request. A keep-alive connection the server closed just as it was reused (it disconnects without a
         response: no status, no byte) never carried the request to it; the request is sent once more, on a fresh
         connection, and its timestamps are the second attempt's (``t_start_ns`` stays the first call's)."""
-        result, stale = await self._send_once(spec)
+        result, stale = await self._send_once(spec, fresh=False)
         if not stale:
             return result
-        retry, _ = await self._send_once(spec)
+        retry, _ = await self._send_once(spec, fresh=True)
         retry.t_start_ns = result.t_start_ns
         if not retry.ok and retry.error:
             retry.error = one_line(f"{retry.error} (second attempt, after: {result.error})")
         return retry
 
-    async def _send_once(self, spec: RequestSpec) -> tuple[RequestResult, bool]:
+    async def _send_once(self, spec: RequestSpec, *, fresh: bool) -> tuple[RequestResult, bool]:
         path, body = build_request(spec, continuous_usage=self._continuous_usage)
         content = json.dumps(body).encode()
+        reader = ResponseReader(spec.api, keep_text=self._tokenizer is not None, decode_encoding=self._lean is not None)
+        t_start = perf_counter_ns()
+        if self._lean is not None:
+            kind, message, stale = await self._lean_send(path, content, reader, fresh)
+        else:
+            kind, message, stale = await self._httpx_send(path, content, reader)
+        t_done = perf_counter_ns()
+        state = reader.state
+        if kind is None and not state.done and state.finish_reason is None:
+            kind, message = "stream_broken", "stream ended without [DONE] or a finish_reason"
+        if kind is None and not state.chunk_times:
+            kind, message = "no_tokens", f"the response carried no generated text (finish_reason={state.finish_reason})"
+        t_sent = reader.sent_ns if reader.sent_ns is not None else t_start
+        result = self._result(state, t_sent, t_done, reader.status, kind, message, spec)
+        result.t_start_ns = t_start
+        return result, stale
+
+    async def _lean_send(
+        self, path: str, content: bytes, reader: ResponseReader, fresh: bool
+    ) -> tuple[str | None, str | None, bool]:
+        """Over :class:`bench.runner._http1.Http1Pool`: ``(error kind, message, stale)``."""
+        assert self._lean is not None
+        lean = self._lean
+        request = lean.post(path, content)
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                await lean.pool.request(request, reader, fresh=fresh)
+            found = reader.finish(perf_counter_ns())
+        except StreamError as exc:
+            return exc.kind, str(exc), False
+        except TimeoutError:
+            return "timeout", f"no complete response within the request timeout of {self._timeout_s:g} s", False
+        except ConnectFailed as exc:
+            return "connect", f"cannot connect to {self.base_url}: {exc}", False
+        except BrokenResponse as exc:  # connected, then the connection broke, or the answer is not HTTP/1.1
+            before = "" if reader.status is not None else "the connection broke before the response: "
+            return exc.kind, f"{before}{exc}", isinstance(exc, Stale)
+        except OSError as exc:
+            return "stream_broken", f"{type(exc).__name__}: {exc}", False
+        return (None, None, False) if found is None else (*found, False)
+
+    async def _httpx_send(
+        self, path: str, content: bytes, reader: ResponseReader
+    ) -> tuple[str | None, str | None, bool]:
+        """Over httpx (https, a proxy, a custom transport): ``(error kind, message, stale)``."""
         request_headers = {"content-type": "application/json", "accept": "text/event-stream"}
-        state = StreamState(spec.api, keep_text=self._tokenizer is not None)
-        decoder = SSEDecoder()
-        status: int | None = None
-        kind: str | None = None
-        message: str | None = None
-        wire: list[int] = []
-        head = b""  # the first bytes of the body, for a diagnostic when it is not an event stream
-        stale = False  # the server closed a reused connection without answering: it never saw the request
-        events = 0
 
         async def trace(name: str, info: Mapping[str, Any]) -> None:
-            if name == "http11.send_request_headers.started" and not wire:
-                wire.append(perf_counter_ns())
+            if name == "http11.send_request_headers.started":
+                reader.sent(perf_counter_ns())
 
-        t_start = perf_counter_ns()
         shard = self._pick()
         self._busy[shard] += 1
         try:
@@ -181,56 +241,28 @@ class StreamingClient:
                 async with self._shards[shard].stream(
                     "POST", path, content=content, headers=request_headers, extensions={"trace": trace}
                 ) as response:
-                    status = response.status_code
-                    if status >= 400:
-                        raw = await response.aread()
-                        kind = "http_4xx" if status < 500 else "http_5xx"
-                        message = f"HTTP {status}: {_error_text(raw)}"
-                    else:
-                        async for chunk in response.aiter_bytes():
-                            now = perf_counter_ns()
-                            if len(head) < 200:
-                                head += chunk[: 200 - len(head)]
-                            for event in decoder.feed(chunk):
-                                state.on_event(event, now)
-                                events += 1
-                        now = perf_counter_ns()
-                        for event in decoder.close():
-                            state.on_event(event, now)
-                            events += 1
-                        if events == 0:
-                            content_type = response.headers.get("content-type", "none")
-                            raise StreamError(
-                                "bad_response",
-                                f"expected a text/event-stream of 'data:' events, got content-type {content_type}: "
-                                f"{one_line(head.decode('utf-8', 'replace'), 160) or '(empty body)'}",
-                            )
+                    headers = {k.lower(): v for k, v in response.headers.raw if k.lower() != b"content-encoding"}
+                    reader.head(response.status_code, headers)
+                    async for chunk in response.aiter_bytes():
+                        reader.body(perf_counter_ns(), chunk)
+            found = reader.finish(perf_counter_ns())
         except StreamError as exc:
-            kind, message = exc.kind, str(exc)
+            return exc.kind, str(exc), False
         except TimeoutError:
-            kind, message = "timeout", f"no complete response within the request timeout of {self._timeout_s:g} s"
+            return "timeout", f"no complete response within the request timeout of {self._timeout_s:g} s", False
         except httpx.TimeoutException as exc:
-            kind, message = "timeout", f"{type(exc).__name__}: {exc}"
+            return "timeout", f"{type(exc).__name__}: {exc}", False
         except httpx.ConnectError as exc:
-            kind, message = "connect", f"cannot connect to {self.base_url}: {exc}"
+            return "connect", f"cannot connect to {self.base_url}: {exc}", False
         except httpx.TransportError as exc:  # connected, then the connection broke (before or during the answer)
-            kind = "stream_broken"
-            before = "" if status is not None else "the connection broke before the response: "
-            message = f"{before}{type(exc).__name__}: {exc}"
-            stale = status is None and isinstance(exc, httpx.RemoteProtocolError) and not head
+            before = "" if reader.status is not None else "the connection broke before the response: "
+            stale = reader.status is None and isinstance(exc, httpx.RemoteProtocolError) and not reader.first_bytes
+            return "stream_broken", f"{before}{type(exc).__name__}: {exc}", stale
         except httpx.HTTPError as exc:  # e.g. a body that fails its content-encoding
-            kind, message = "bad_response", f"{type(exc).__name__}: {exc}"
+            return "bad_response", f"{type(exc).__name__}: {exc}", False
         finally:
             self._busy[shard] -= 1
-        t_done = perf_counter_ns()
-        t_sent = wire[0] if wire else t_start
-        if kind is None and not state.done and state.finish_reason is None:
-            kind, message = "stream_broken", "stream ended without [DONE] or a finish_reason"
-        if kind is None and not state.chunk_times:
-            kind, message = "no_tokens", f"the response carried no generated text (finish_reason={state.finish_reason})"
-        result = self._result(state, t_sent, t_done, status, kind, message, spec)
-        result.t_start_ns = t_start
-        return result, stale
+        return (None, None, False) if found is None else (*found, False)
 
     def _result(
         self,
@@ -285,18 +317,15 @@ class StreamingClient:
         )
 
 
-def _error_text(raw: bytes) -> str:
-    text = raw.decode("utf-8", "replace")
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        return one_line(text) or "(empty body)"
-    if isinstance(obj, dict):
-        err = obj.get("error", obj)
-        if isinstance(err, dict):
-            for key in ("message", "detail", "msg"):
-                if key in err:
-                    return one_line(str(err[key]))
-        elif isinstance(err, str):
-            return one_line(err)
-    return one_line(text)
+
+class _Discard:
+    """A sink that ignores the response (warming connections)."""
+
+    def sent(self, now: int) -> None:
+        pass
+
+    def head(self, status: int, headers: dict[bytes, bytes]) -> None:
+        pass
+
+    def body(self, now: int, data: bytes) -> None:
+        pass

@@ -319,7 +319,10 @@ async def run_sweep(
             level = summarize_level(run, error_threshold=cfg.error_threshold, speculative_method=speculative_method)
             level = level.model_copy(update={"client": load})
             if reason is not None:
-                whole = run.aborted is None or (len(run.results) == len(specs) and not _cancelled(run))
+                # a server that died while requests failed cut the level short, even where the client met every
+                # remaining request's failure (connection refused) before the policy saw the process exit
+                died = server is not None and not server.is_alive() and any(not r.ok for r in run.results)
+                whole = not died and (run.aborted is None or (len(run.results) == len(specs) and not _cancelled(run)))
                 if progress is not None:
                     progress.end_level(level if whole else None)
                 where = f"{'after' if whole else 'during'} level C={step.concurrency}"
