@@ -195,8 +195,9 @@ class _Conn(asyncio.Protocol):
         buf = self._buf + data if self._buf else data
         out: list[bytes] = []
         pos, n = 0, len(buf)
+        left = self._chunk_left
         while pos < n:
-            if self._chunk_left < 0:  # a size line, or (after the last chunk) trailer lines
+            if left < 0:  # a size line, or (after the last chunk) trailer lines
                 eol = buf.find(b"\r\n", pos)
                 if eol < 0:
                     if n - pos > 1024:
@@ -207,31 +208,36 @@ class _Conn(asyncio.Protocol):
                 if self._trailers:
                     if not line:
                         self._trailers = False
-                        self._chunk_left = -2  # the body is complete
+                        left = -2  # the body is complete
                         break
                     continue
                 try:
-                    size = int(line.split(b";", 1)[0], 16)
+                    size = int(line, 16)
                 except ValueError:
-                    raise BrokenResponse(
-                        f"bad chunk-size line {line[:40]!r}", got_bytes=True, kind="bad_response"
-                    ) from None
+                    try:
+                        size = int(line.split(b";", 1)[0], 16)
+                    except ValueError:
+                        raise BrokenResponse(
+                            f"bad chunk-size line {line[:40]!r}", got_bytes=True, kind="bad_response"
+                        ) from None
                 if size == 0:
                     self._trailers = True
                     continue
-                self._chunk_left = size + 2  # payload + CRLF
+                left = size + 2  # payload + CRLF
             else:
-                take = min(self._chunk_left, n - pos)
-                end = pos + take
-                payload_end = min(end, pos + self._chunk_left - 2) if self._chunk_left > 2 else pos
-                if payload_end > pos:
-                    out.append(buf[pos:payload_end])
-                self._chunk_left -= take
-                pos = end
-                if self._chunk_left == 0:
-                    self._chunk_left = -1
+                end = pos + left
+                if end <= n:  # the rest of this chunk is here
+                    if left > 2:
+                        out.append(buf[pos : end - 2])
+                    pos, left = end, -1
+                else:
+                    if left > 2 and pos < end - 2:
+                        out.append(buf[pos : min(n, end - 2)])
+                    left -= n - pos
+                    pos = n
+        self._chunk_left = left
         self._buf = buf[pos:] if pos < n else b""
-        if self._chunk_left == -2 and self._buf:
+        if left == -2 and self._buf:
             raise BrokenResponse("bytes after the end of a chunked body", got_bytes=True, kind="bad_response")
         return b"".join(out) if len(out) != 1 else out[0]
 
@@ -386,7 +392,7 @@ def lean_origin(
     if parts.fragment or any(ord(c) > 126 or c in " \r\n" for c in base_url):
         return None
     proxies = urllib.request.getproxies_environment()
-    if ("http" in proxies or "all" in proxies) and not urllib.request.proxy_bypass_environment(parts.hostname):
+    if ("http" in proxies or "all" in proxies) and not urllib.request.proxy_bypass(parts.hostname):
         return None
     try:
         port = parts.port or 80

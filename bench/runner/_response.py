@@ -28,6 +28,8 @@ class ResponseReader:
     transport has done it (httpx)."""
 
     __slots__ = (
+        "_decode_encoding",
+        "_decoder",
         "content_type",
         "error_body",
         "events",
@@ -36,8 +38,6 @@ class ResponseReader:
         "sent_ns",
         "state",
         "status",
-        "_decoder",
-        "_decode_encoding",
     )
 
     def __init__(self, api: str, *, keep_text: bool, decode_encoding: bool) -> None:
@@ -76,7 +76,8 @@ class ResponseReader:
             try:
                 data = self.inflate.decompress(data)
             except zlib.error as exc:
-                raise StreamError("bad_response", f"DecodingError: the body fails its content-encoding: {exc}") from None
+                message = f"DecodingError: the body fails its content-encoding: {exc}"
+                raise StreamError("bad_response", message) from None
         if self.error_body is not None:
             if len(self.error_body) < _ERROR_BODY_LIMIT:
                 self.error_body += data[: _ERROR_BODY_LIMIT - len(self.error_body)]

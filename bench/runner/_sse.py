@@ -43,8 +43,18 @@ class SSEDecoder:
         lines = buf.split(b"\n")
         self._buf = lines.pop() + hold
         events: list[SSEEvent] = []
-        for line in lines:
-            self._line(line, events)
+        data = self._data
+        for line in lines:  # the two common lines inline ("data: ..." and the blank line after it), _line the rest
+            if line[:6] == b"data: ":
+                data.append(line[6:])
+            elif not line and self._event is None:
+                if data:
+                    joined = data[0] if len(data) == 1 else b"\n".join(data)
+                    events.append(SSEEvent(joined.decode("utf-8", "replace")))
+                    data.clear()
+            else:
+                self._line(line, events)
+                data = self._data
         return events
 
     def close(self) -> list[SSEEvent]:

@@ -8,6 +8,7 @@ OpenAI chat/completions chunks (content or reasoning text, ``usage``, llama.cpp 
 from __future__ import annotations
 
 import json
+from json.scanner import make_scanner
 from typing import Any
 
 from ._native import IdsCounter, split_chunk
@@ -23,9 +24,34 @@ _SGLANG_DRAFT_KEYS = (
 )
 
 
+_DETAILS = "prompt_tokens_details"
+
+
+def _chat_text(delta: Any) -> str | None:
+    """A chat delta's text where it has no reasoning field (else None: the general path reads it)."""
+    if type(delta) is not dict or "reasoning_content" in delta or "reasoning" in delta:
+        return None
+    content = delta.get("content")
+    return "" if content is None else content if type(content) is str else None
+
+
 # a /generate chunk shorter than this is decoded whole: for small (incremental) chunks one json.loads is cheaper
 # than finding meta_info and counting ids; bounded, so the cost per token stays constant
 _WHOLE_BELOW = 2048
+
+
+# the C scanner json.loads ends in, without its three Python frames (typeshed names the argument a "context")
+_scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+
+
+def _loads(data: str) -> Any:
+    """``json.loads(data)``: the scanner straight away; where it stops short (leading or trailing whitespace,
+    extra data, no JSON value), ``json.loads`` itself, which accepts the whitespace or raises its ValueError."""
+    try:
+        obj, end = _scan(data, 0)
+    except StopIteration:
+        return json.loads(data)
+    return obj if end == len(data) else json.loads(data)
 
 
 class StreamError(Exception):
@@ -103,11 +129,12 @@ class StreamState:
 
     def on_event(self, event: SSEEvent, now: int) -> None:
         data = event.data
-        if data == "[DONE]":
-            self.done = True
-            return
-        if not data.strip():
-            return
+        if data[:1] != "{":
+            if data == "[DONE]":
+                self.done = True
+                return
+            if not data or data.isspace():
+                return
         if self.api == "generate" and event.event is None and len(data) > _WHOLE_BELOW:
             chunk = split_chunk(data, self.ids.skip)
             if chunk is not None:
@@ -121,7 +148,7 @@ class StreamState:
                 return
         self.decoded_chars += len(data)
         try:
-            obj = json.loads(data)
+            obj = _loads(data)
         except ValueError:
             raise StreamError("bad_response", f"event is not JSON: {one_line(data, 120)}") from None
         if not isinstance(obj, dict):
@@ -155,6 +182,35 @@ class StreamState:
             self.accepted, self.draft, self.draft_source = a, p, source
 
     def _openai(self, obj: dict[str, Any], now: int) -> None:
+        # the common chunk first: one choice, a string of text, cumulative usage with two ints, no timings, no
+        # prompt details; anything else takes the general path below
+        choices, usage = obj.get("choices"), obj.get("usage")
+        if (
+            type(usage) is dict
+            and "timings" not in obj
+            and type(choices) is list
+            and len(choices) == 1
+            and _DETAILS not in usage
+        ):
+            choice, cumulative, prompt = choices[0], usage.get("completion_tokens"), usage.get("prompt_tokens")
+            if type(choice) is dict and type(cumulative) is int and type(prompt) is int:
+                text = choice.get("text") if self.api == "completions" else _chat_text(choice.get("delta"))
+                reason = choice.get("finish_reason")
+                if type(text) is str and (reason is None or type(reason) is str):
+                    if reason:
+                        self.finish_reason = reason
+                    self.output_tokens, self.input_tokens = cumulative, prompt
+                    if text:
+                        self.chunk_times.append(now)
+                        self.chunk_tokens.append(cumulative - self.counted)
+                        self.counted = cumulative
+                        if self.keep_text:
+                            self.text_parts.append(text)
+                    return
+        self.openai_general(obj, now)
+
+    def openai_general(self, obj: dict[str, Any], now: int) -> None:
+        """Any OpenAI chunk (``_openai``'s fast path gives the same state for the chunks it takes)."""
         text = ""
         choices = obj.get("choices")
         if isinstance(choices, list) and choices:

@@ -125,6 +125,11 @@ class StreamingClient:
         self._sizes = sizes
         self._busy = [0] * len(sizes)
 
+    @property
+    def transport_name(self) -> str:
+        """``"http1"`` (the lean transport) or ``"httpx"``."""
+        return "httpx" if self._lean is None else "http1"
+
     async def __aenter__(self) -> StreamingClient:
         return self
 
@@ -315,7 +320,6 @@ class StreamingClient:
             stream_mode=state.ids.mode,
             decoded_chars=state.decoded_chars,
         )
-
 
 
 class _Discard:
