@@ -5,7 +5,12 @@ the client's CPU went to httpx, httpcore and h11 handing each HTTP chunk up thro
 event, three wrapper generators and a coroutine switch per SSE event), a third to SSE framing and JSON, the rest
 to the event loop. Here a connection is an :class:`asyncio.Protocol`; the response head is parsed once, the body
 (chunked, ``content-length`` or until close) is de-chunked per socket read, and each read's payload goes to a
-:class:`Sink` synchronously, with one timestamp for the whole read. No coroutine runs per event.
+:class:`Sink` with one timestamp for the whole read. No coroutine runs per event.
+
+Timestamps before parsing: a read is stamped (``perf_counter_ns``) the moment ``data_received`` has it, and
+parsed one loop iteration later (:class:`_Batch`), after every socket that was ready in this iteration has been
+read and stamped. When many streams deliver at once (paced streams, a batched engine's decode step), the last
+socket's stamp then waits only for the other sockets' reads, not for their parsing as well.
 
 Scope: plain ``http://`` to one origin, keep-alive, at most ``limit`` connections; a connection is reused only
 after a response that was read to its end, and not after it sat idle longer than the keep-alive expiry.
@@ -59,8 +64,31 @@ class Stale(BrokenResponse):
     request (it had closed the idle connection), so sending it again is safe."""
 
 
+class _Batch:
+    """The connections with stamped, unparsed reads; parsed together in the loop's next iteration."""
+
+    __slots__ = ("conns", "scheduled")
+
+    def __init__(self) -> None:
+        self.conns: list[_Conn] = []
+        self.scheduled = False
+
+    def add(self, conn: _Conn) -> None:
+        self.conns.append(conn)
+        if not self.scheduled:
+            self.scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        self.scheduled = False
+        conns, self.conns = self.conns, []
+        for conn in conns:
+            conn.drain()
+
+
 class _Conn(asyncio.Protocol):
     __slots__ = (
+        "_batch",
         "_body_left",
         "_buf",
         "_chunk_left",
@@ -68,6 +96,7 @@ class _Conn(asyncio.Protocol):
         "_done",
         "_got",
         "_head_done",
+        "_pending",
         "_sink",
         "_trailers",
         "closed",
@@ -77,7 +106,9 @@ class _Conn(asyncio.Protocol):
         "transport",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, batch: _Batch) -> None:
+        self._batch = batch
+        self._pending: list[tuple[int, bytes]] = []
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.reused = False
@@ -101,6 +132,7 @@ class _Conn(asyncio.Protocol):
         self.transport = transport
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.drain()  # what was read before the close is parsed first
         self.closed = True
         done = self._done
         if done is None or done.done():
@@ -116,6 +148,17 @@ class _Conn(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         now = perf_counter_ns()
         self._got = True
+        if not self._pending:
+            self._batch.add(self)
+        self._pending.append((now, data))
+
+    def drain(self) -> None:
+        """Parse the reads stamped so far."""
+        pending, self._pending = self._pending, []
+        for now, data in pending:
+            self._parse(now, data)
+
+    def _parse(self, now: int, data: bytes) -> None:
         done = self._done
         if done is None or done.done():  # bytes nobody asked for: the connection cannot be trusted any more
             self.keep_alive = False
@@ -274,13 +317,14 @@ class Http1Pool:
         self._idle: collections.deque[_Conn] = collections.deque()
         self._open = 0
         self._free = asyncio.Semaphore(limit)
+        self._batch = _Batch()
         self.connections_opened = 0
 
     async def _connect(self) -> _Conn:
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(self._connect_timeout_s):
-                _, conn = await loop.create_connection(_Conn, self.host, self.port)
+                _, conn = await loop.create_connection(lambda: _Conn(self._batch), self.host, self.port)
         except TimeoutError:
             raise ConnectFailed(f"connect timed out after {self._connect_timeout_s:g} s") from None
         except OSError as exc:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 
-from bench.runner._http1 import BrokenResponse, ConnectFailed, Http1Pool, Stale
+from bench.runner._http1 import BrokenResponse, ConnectFailed, Http1Pool, Stale, _Batch, _Conn
 
 Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 REQUEST = b"POST /v1/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}"
@@ -203,3 +204,41 @@ def test_the_pool_never_opens_more_than_its_limit(arun: Runner) -> None:
             return len(conns)
 
     assert arun(go()) == 3
+
+
+def test_every_ready_read_is_stamped_before_any_is_parsed(arun: Runner) -> None:
+    """Two connections deliver in the same loop iteration; parsing the first takes 20 ms. The second read's stamp
+    is taken before that parsing, not after it (the stamp is the bytes' receipt, not the end of the queue)."""
+
+    class Slow(Collect):
+        def body(self, now: int, data: bytes) -> None:
+            super().body(now, data)
+            end = time.perf_counter_ns() + 20_000_000
+            while time.perf_counter_ns() < end:
+                pass
+            self.parsed_ns = time.perf_counter_ns()
+
+    class Transport:
+        def write(self, data: bytes) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    async def go() -> tuple[Slow, Collect]:
+        batch = _Batch()
+        first, second = _Conn(batch), _Conn(batch)
+        slow, other = Slow(), Collect()
+        waits = []
+        for conn, sink in ((first, slow), (second, other)):
+            conn.transport = Transport()  # type: ignore[assignment]
+            waits.append(conn.start(REQUEST, sink))
+        wire = _chunked(EVENTS)
+        first.data_received(wire)  # as the loop's reader callbacks call it, one after the other
+        second.data_received(wire)
+        await asyncio.gather(*waits)
+        return slow, other
+
+    slow, other = arun(go())
+    assert b"".join(other.parts) == b"".join(EVENTS) == b"".join(slow.parts)
+    assert other.times[0] < slow.parsed_ns - 15_000_000
