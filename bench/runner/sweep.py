@@ -315,13 +315,13 @@ async def run_sweep(
             load = client_load(run, wall_s, cpu_s).model_copy(update={"processes": processes})
             if server is not None and any(not r.ok for r in run.results) and server.is_alive():
                 await _settle(server)  # a crash shows as failed requests first, as a process exit a moment later
-            reason = run.aborted or policy()
+            # a server that died while requests failed is the reason, even where the failures (connection refused,
+            # reset: microseconds each) stopped the level, or ended it, before the process exit could be seen
+            died = server is not None and not server.is_alive() and any(not r.ok for r in run.results)
+            reason = policy() if died else run.aborted or policy()
             level = summarize_level(run, error_threshold=cfg.error_threshold, speculative_method=speculative_method)
             level = level.model_copy(update={"client": load})
             if reason is not None:
-                # a server that died while requests failed cut the level short, even where the client met every
-                # remaining request's failure (connection refused) before the policy saw the process exit
-                died = server is not None and not server.is_alive() and any(not r.ok for r in run.results)
                 whole = not died and (run.aborted is None or (len(run.results) == len(specs) and not _cancelled(run)))
                 if progress is not None:
                     progress.end_level(level if whole else None)
