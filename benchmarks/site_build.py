@@ -1,112 +1,407 @@
-"""How long the site takes to build, and how big it gets, as records accumulate.
+"""How the site's build, its size and `mkdocs serve` keep up as records accumulate, next to a plain MkDocs site.
 
-Generates N synthetic records at run time into a temporary folder (never committed, never under
-records/), builds the site strictly with MkDocs, and prints build time and built-site size for
-N = the shipped records, 100 and 500.
+For the shipped records and each ``--sizes`` N, synthetic records (``benchmarks/synthetic_records.py``: shaped
+like the H200 measurements, about 50 experiments, four variants, repeats; generated into a temporary folder,
+never committed) are built with ``mkdocs build --strict`` and the script prints, in one table:
 
-    python benchmarks/site_build.py [--sizes 100 500] [--repeat 1]
+* build time and peak memory (resident set of the build's whole process tree, sampled every 50 ms, and the
+  kernel's own peak for the main process: the larger of the two);
+* the built site's size and file count, its largest HTML page (size and name) and the search index's size;
+* ``serve``: seconds from writing one new record file (atomically, as ``bench run`` does) to ``mkdocs serve``
+  serving that record's page (sizes up to ``--serve-max``);
+* ``plain``: the same build for a plain MkDocs site (``benchmarks/plain_site.py``: Material, search, the same
+  Markdown extensions, no benchbook hooks) with as many trivial pages as benchbook's site has HTML pages, and the
+  ratio benchbook / plain: benchbook's own share.
+
+``--profile N`` also runs one build of N records under cProfile and prints where the time went.
+``--output FILE`` writes the figures with the machine, the date and the commit (the Performance page reads them).
+
+    python benchmarks/site_build.py --sizes 100 1000 [--output benchmarks/results/site-build.json]
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import hashlib
 import json
 import os
+import platform
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from datetime import UTC, datetime, timedelta
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-TEMPLATE = ROOT / "tests" / "fixtures" / "records" / "eagle-fast-verify" / "20261201T090000Z-baseline-a1b2c3d.json"
-VARIANTS = ("baseline", "eagle3", "ngram")
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
+
+from plain_site import write_plain_site  # noqa: E402
+from synthetic_records import _template_texts, synthetic_record, write_records  # noqa: E402
+
+__all__ = ["main"]
+
+ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true", "PYTHONPATH": str(ROOT)}
+RESULT_KIND = "benchbook-site-build"
+RESULT_VERSION = 1
 
 
-def _scale_metrics(level: dict[str, Any], factor: float) -> None:
-    for value in level.values():
-        if isinstance(value, dict) and "formula" in value:
-            for stat in ("value", "mean", "p50", "p90", "p99", "min", "max"):
-                if isinstance(value.get(stat), int | float):
-                    value[stat] = round(value[stat] * factor, 3)
+@dataclass
+class Run:
+    seconds: float
+    peak_rss: int  # bytes
+    returncode: int
+    output: str
 
 
-def synthetic_records(folder: Path, n: int) -> None:
-    """Write n valid records: 10 experiments × 3 variants, figures scaled from a measured fixture."""
-    from bench.record.load import parse_record  # validate every generated record
+@dataclass
+class Row:
+    kind: str  # "shipped" or "synthetic"
+    records: int
+    build_s: float
+    peak_rss_mib: float
+    site_mib: float
+    files: int
+    pages: int
+    largest_page: str
+    largest_page_kib: float
+    search_index_kib: float
+    serve_s: float | None = None
+    plain_build_s: float | None = None
+    plain_peak_rss_mib: float | None = None
+    notes: list[str] = field(default_factory=list)
 
-    template = json.loads(TEMPLATE.read_text(encoding="utf-8"))
-    start = datetime(2027, 1, 1, tzinfo=UTC)
-    for i in range(n):
-        rec = copy.deepcopy(template)
-        variant = VARIANTS[i % len(VARIANTS)]
-        created = start + timedelta(minutes=i)
-        stamp = created.strftime("%Y%m%dT%H%M%SZ")
-        rec["id"] = f"{stamp}-{variant}-{hashlib.sha256(str(i).encode()).hexdigest()[:7]}"
-        rec["experiment"] = f"synthetic-{i % 10}"
-        rec["variant"] = variant
-        rec["title"] = f"Synthetic record {i} ({variant})"
-        rec["created_at"] = created.isoformat().replace("+00:00", "Z")
-        rec["provenance"]["measured_at"] = rec["created_at"]
-        for level in rec["levels"]:
-            _scale_metrics(level, 0.8 + 0.4 * ((i * 37) % 100) / 100)
-        parse_record(rec, f"synthetic #{i}")
-        out = folder / rec["experiment"] / f"{rec['id']}.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(rec, indent=2), encoding="utf-8")
+    @property
+    def ratio(self) -> float | None:
+        return self.build_s / self.plain_build_s if self.plain_build_s else None
 
 
-def build(records: Path, site: Path) -> float:
-    env = dict(os.environ, BENCHBOOK_RECORDS_DIR=str(records), NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true")
-    t0 = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    elapsed = time.perf_counter() - t0
-    if result.returncode != 0:
-        raise SystemExit(f"build failed:\n{result.stdout}\n{result.stderr}")
-    return elapsed
+def _tree_rss(pid: int) -> int:
+    """Resident bytes of ``pid`` and all its descendants (0 once gone)."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            total += next((int(x.split()[1]) * 1024 for x in status.splitlines() if x.startswith("VmRSS:")), 0)
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total
 
 
-def site_size(site: Path) -> tuple[int, int]:
+def run_measured(cmd: list[str], cwd: Path, env: dict[str, str]) -> Run:
+    """Run ``cmd`` to the end: wall time and peak memory of its process tree."""
+    with tempfile.TemporaryFile() as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        peak = [0]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.05):
+                peak[0] = max(peak[0], _tree_rss(proc.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        done.set()
+        sampler.join()
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    return Run(elapsed, max(peak[0], usage.ru_maxrss * 1024), proc.returncode, text)
+
+
+def mkdocs_env(records: Path) -> dict[str, str]:
+    return dict(os.environ, **ENV, BENCHBOOK_RECORDS_DIR=str(records))
+
+
+def build(config: Path, site: Path, env: dict[str, str]) -> Run:
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(config), "-d", str(site)]
+    run = run_measured(cmd, config.parent, env)
+    if run.returncode != 0:
+        raise SystemExit(f"build failed ({config}):\n{run.output[-4000:]}")
+    return run
+
+
+@dataclass
+class SiteStats:
+    files: int
+    size: int
+    pages: int
+    largest: tuple[str, int]
+    search_index: int
+
+
+def site_stats(site: Path) -> SiteStats:
     files = [p for p in site.rglob("*") if p.is_file()]
-    return len(files), sum(p.stat().st_size for p in files)
+    html = [p for p in files if p.suffix == ".html" and p.name != "404.html"]
+    largest = max(html, key=lambda p: p.stat().st_size)
+    index = site / "search" / "search_index.json"
+    return SiteStats(
+        files=len(files),
+        size=sum(p.stat().st_size for p in files),
+        pages=len(html),
+        largest=(largest.relative_to(site).as_posix(), largest.stat().st_size),
+        search_index=index.stat().st_size if index.exists() else 0,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return int(resp.status), resp.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, ""
+    except (urllib.error.URLError, OSError):
+        return 0, ""
+
+
+def _wait_for(url: str, needle: str, deadline: float, proc: subprocess.Popen[bytes]) -> float | None:
+    while time.perf_counter() < deadline:
+        if proc.poll() is not None:
+            return None
+        status, body = _get(url)
+        if status == 200 and needle in body:
+            return time.perf_counter()
+        time.sleep(0.1)
+    return None
+
+
+def serve_delay(records: Path, n: int, timeout: float) -> tuple[float | None, str]:
+    """Seconds from writing record n+1 into ``records`` to ``mkdocs serve`` serving its page (None: not within
+    ``timeout`` after the first build)."""
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}", "-f", str(ROOT / "mkdocs.yml")]
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=mkdocs_env(records), stdout=log, stderr=subprocess.STDOUT)
+        try:
+            if _wait_for(f"{base}/", "benchbook", time.perf_counter() + timeout, proc) is None:
+                log.seek(0)
+                return None, "first build not served: " + log.read().decode("utf-8", "replace")[-2000:]
+            time.sleep(1.0)  # let the watcher settle after the first build
+            rec = synthetic_record(n, n, _template_texts())
+            path = records / rec["experiment"] / f"{rec['id']}.json"
+            path.parent.mkdir(exist_ok=True)  # the shipped records have no such experiment: a new one
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
+            os.replace(tmp, path)
+            t0 = time.perf_counter()
+            url = f"{base}/records/{rec['experiment']}/{rec['id']}.html"
+            seen = _wait_for(url, rec["id"], t0 + timeout, proc)
+            path.unlink()
+            if seen is None:
+                log.seek(0)
+                return None, "new record not served in time: " + log.read().decode("utf-8", "replace")[-2000:]
+            return seen - t0, ""
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain: bool) -> Row:
+    site = work / f"site-{kind}-{n}"
+    run = build(ROOT / "mkdocs.yml", site, mkdocs_env(records))
+    stats = site_stats(site)
+    row = Row(
+        kind=kind,
+        records=n,
+        build_s=round(run.seconds, 2),
+        peak_rss_mib=round(run.peak_rss / 2**20, 1),
+        site_mib=round(stats.size / 2**20, 1),
+        files=stats.files,
+        pages=stats.pages,
+        largest_page=stats.largest[0],
+        largest_page_kib=round(stats.largest[1] / 1024, 1),
+        search_index_kib=round(stats.search_index / 1024, 1),
+    )
+    shutil.rmtree(site)
+    if plain:
+        project = work / f"plain-{n}"
+        config = write_plain_site(project, stats.pages)
+        prun = build(config, project / "site", dict(os.environ, **ENV))
+        row.plain_build_s = round(prun.seconds, 2)
+        row.plain_peak_rss_mib = round(prun.peak_rss / 2**20, 1)
+        shutil.rmtree(project)
+    if serve:
+        delay, why = serve_delay(records, n, timeout=max(120.0, 4 * run.seconds))
+        row.serve_s = round(delay, 2) if delay is not None else None
+        if why:
+            row.notes.append(why)
+    return row
+
+
+def _cell(value: float | None, fmt: str = ".1f") -> str:
+    return "—" if value is None else format(value, fmt)
+
+
+def table(rows: list[Row]) -> str:
+    head = [
+        "records",
+        "build s",
+        "peak RSS MiB",
+        "site MiB",
+        "pages",
+        "largest page KiB",
+        "search index KiB",
+        "serve s",
+        "plain build s",
+        "plain RSS MiB",
+        "build / plain",
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [
+            f"{r.records:,} {r.kind}",
+            _cell(r.build_s),
+            _cell(r.peak_rss_mib, ".0f"),
+            _cell(r.site_mib),
+            f"{r.pages:,}",
+            f"{_cell(r.largest_page_kib, '.0f')} ({r.largest_page})",
+            _cell(r.search_index_kib, ".0f"),
+            _cell(r.serve_s),
+            _cell(r.plain_build_s),
+            _cell(r.plain_peak_rss_mib, ".0f"),
+            _cell(r.ratio, ".1f") + "×" if r.ratio else "—",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def usable_cores() -> int:
+    """Cores this process may run on: its affinity, capped by a cgroup v2 CPU quota."""
+    cores = len(os.sched_getaffinity(0))
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        if quota != "max":
+            cores = min(cores, max(1, int(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return cores
+
+
+def machine() -> dict[str, object]:
+    """The same fields as the client benchmarks' result files (``benchmarks/README.md``)."""
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    mem = next(
+        int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal")
+    )
+    return {
+        "cpu": cpu,
+        "cores": usable_cores(),
+        "cpu_count": os.cpu_count(),
+        "memory_gib": round(mem / 2**20, 1),
+        "python": platform.python_version(),
+        "system": platform.platform(),
+    }
+
+
+def commit() -> dict[str, object]:
+    """The commit measured (12 hex digits) and whether tracked files differed from it."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
+
+    head = git("rev-parse", "HEAD")[:12] or None
+    return {"commit": head, "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if head else None}
+
+
+def profile(n: int, work: Path, top: int) -> None:
+    """One build of n synthetic records under cProfile: where the time goes."""
+    from profile_summary import summarize
+
+    records = work / f"profile-{n}"
+    write_records(records, n)
+    out = work / "build.prof"
+    cmd = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "mkdocs", "build", "--strict", "-q"]
+    cmd += ["-f", str(ROOT / "mkdocs.yml"), "-d", str(work / "site-profile")]
+    run = run_measured(cmd, ROOT, mkdocs_env(records))
+    if run.returncode != 0:
+        raise SystemExit(f"profiled build failed:\n{run.output[-4000:]}")
+    print(f"\nProfile of one {n}-record build ({run.seconds:.1f} s under cProfile):\n")
+    print(summarize(out, top))
+    shutil.rmtree(records)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="*", default=[100, 500], help="synthetic record counts")
-    parser.add_argument("--repeat", type=int, default=1, help="builds per size (the fastest is reported)")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[100, 1000], help="synthetic record counts")
+    parser.add_argument("--serve-max", type=int, default=1000, help="measure `mkdocs serve` up to this many records")
+    parser.add_argument("--no-plain", action="store_true", help="skip the plain-MkDocs yardstick")
+    parser.add_argument("--no-shipped", action="store_true", help="skip the shipped records")
+    parser.add_argument("--profile", type=int, metavar="N", help="also profile one build of N records")
+    parser.add_argument("--top", type=int, default=25, help="functions listed by the profile")
+    parser.add_argument("--output", type=Path, help="write the figures, machine, date and commit as JSON")
     args = parser.parse_args()
-    rows = []
+    started = datetime.now(UTC)
+    load_start = os.getloadavg()
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="benchbook-site-bench-") as tmp:
-        cases: list[tuple[str, Path, int]] = []
-        shipped = ROOT / "records"
-        cases.append(("shipped", shipped, len(list(shipped.rglob("*.json")))))
+        work = Path(tmp)
+        if not args.no_shipped:
+            shipped = work / "shipped"
+            shutil.copytree(ROOT / "records", shipped)  # serve writes a record into it
+            n = len(list(shipped.rglob("*.json")))
+            rows.append(measure("shipped", shipped, n, work, serve=True, plain=not args.no_plain))
+            print(table(rows), flush=True)
         for n in args.sizes:
-            folder = Path(tmp) / f"records-{n}"
-            synthetic_records(folder, n)
-            cases.append(("synthetic", folder, n))
-        for kind, folder, n in cases:
-            times = []
-            for r in range(args.repeat):
-                site = Path(tmp) / f"site-{kind}-{n}-{r}"
-                times.append(build(folder, site))
-            files, size = site_size(site)
-            rows.append((kind, n, min(times), files, size))
-    print(f"{'records':>16} {'build (s)':>10} {'files':>7} {'site size (MiB)':>16} {'per record (KiB)':>17}")
-    for kind, n, secs, files, size in rows:
-        per = size / n / 1024 if n else 0.0
-        print(f"{f'{n} {kind}':>16} {secs:>10.2f} {files:>7} {size / 2**20:>16.2f} {per:>17.1f}")
+            folder = work / f"records-{n}"
+            write_records(folder, n)
+            rows.append(measure("synthetic", folder, n, work, serve=n <= args.serve_max, plain=not args.no_plain))
+            print(f"\n{n:,} records done\n" + table(rows), flush=True)
+            shutil.rmtree(folder)
+        if args.profile:
+            profile(args.profile, work, args.top)
+    print("\n" + table(rows))
+    for r in rows:
+        for note in r.notes:
+            print(f"note ({r.records} records): {note}")
+    if args.output:
+        result = {
+            "kind": RESULT_KIND,
+            "version": RESULT_VERSION,
+            "date": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
+            **commit(),
+            "machine": {
+                **machine(),
+                "load_average_start": [round(x, 2) for x in load_start],
+                "load_average_end": [round(x, 2) for x in os.getloadavg()],
+            },
+            "settings": {"sizes": args.sizes, "serve_max": args.serve_max, "plain": not args.no_plain},
+            "rows": [{**asdict(r), "ratio": round(r.ratio, 2) if r.ratio else None} for r in rows],
+        }
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        tmp_out = args.output.with_name(f".{args.output.name}.tmp")
+        tmp_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp_out, args.output)
+        print(f"wrote {args.output}")
     return 0
 
 
