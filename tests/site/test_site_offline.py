@@ -80,3 +80,51 @@ def test_clean_site_passes_and_planted_script_fails(tmp_path: Path, capsys: pyte
 
 def test_missing_site_dir(tmp_path: Path) -> None:
     assert main(["check-offline", str(tmp_path / "nope")]) == 2
+
+
+TRICKY = [
+    '<SCRIPT src="http://x"></SCRIPT><Style>a{b:url(http://y)}</STYLE><p>&amp;</p><img SRC=&#104;ttp://z>',
+    '<p>text href="http://q"</p>',
+    '<a title="x>y" href="//h">',
+    '<!-- <img src="http://c"> --><img src=x>',
+    '<styles href="http://s">',
+    '<a href="http://x"',
+    '<svg><image xlink:href="https://e"/></svg>',
+    '<img srcset="a 1x, http://b 2x">',
+    '<div style="background:url(//x)">',
+    '<div style="background:&#117;rl(//x)">',
+    '<a title="a<b" href="http://t">',
+    '<script>var a="<img src=http://no>"</script><img src="http://yes">',
+    '<object data="http://o"></object><form action="https://f"><video poster="//p"><body background="http://b">',
+    "<td style='text-align: right'>1</td><td style=\"color: red\">2</td>",
+    '<p>İ<a href="http://after-a-letter-whose-lower-case-is-longer">x</a></p>',
+]
+
+
+@pytest.mark.parametrize("html", TRICKY)
+def test_fast_check_finds_what_parsing_everything_finds(html: str) -> None:
+    from bench.site._offline import _check_html_fully
+
+    assert check_html(html, "p.html") == _check_html_fully(html, "p.html")
+
+
+def test_external_loads_in_a_large_page_are_caught() -> None:
+    """A page as big as a generated record page: thousands of table cells and SVG shapes (which the fast check
+    skips), with external loads planted among them."""
+    rows = "\n".join(
+        f'<tr><td>C={i}</td><td style="text-align: right;">{i * 1.5}</td><td><a href="../x/{i}.html">r</a></td></tr>'
+        for i in range(3000)
+    )
+    shapes = "".join(f'<circle cx="{i}" cy="{i}" r="2"/><text x="{i}">{i}</text>' for i in range(3000))
+    planted = [
+        '<img src="https://cdn.example/a.png">',
+        '<span style="background: &#117;rl(//cdn.example/b.png)">b</span>',
+        '<svg><use xlink:href="https://cdn.example/c.svg#x"/></svg>',
+    ]
+    page = (
+        f'<html><head><script>var s = "<img src=https://not-loaded.example>";</script></head><body><table>{rows}'
+        f'</table>{planted[0]}<svg xmlns="http://www.w3.org/2000/svg">{shapes}</svg>{planted[1]}<!-- '
+        f'<img src="https://commented-out.example"> -->{planted[2]}</body></html>'
+    )
+    found = check_html(page, "big.html")
+    assert [v.url for v in found] == ["https://cdn.example/a.png", "//cdn.example/b.png", "https://cdn.example/c.svg#x"]
