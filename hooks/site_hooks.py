@@ -9,7 +9,9 @@
 * ``on_page_markdown`` expand ``<!-- bench:... -->`` shortcodes (a bad one fails the build, naming
                      the page) and put the front-matter summary on dead-end pages;
 * ``on_post_build``  fail the build if any page loads something from outside (``bench.site.check_site``);
-                     allowed: ``extra.benchbook.offline_allow`` and the site's own ``site_url``.
+                     allowed: ``extra.benchbook.offline_allow`` and the site's own ``site_url``; add the
+                     generated pages' title-and-key-field entries to the search index (their full text is
+                     kept out of it: ``bench.site.search_entries``).
 
 The generated pages themselves come from ``hooks/gen_pages.py`` (mkdocs-gen-files), which reads the
 data loaded here from the config under ``CONFIG_KEY``.
@@ -17,13 +19,15 @@ data loaded here from the config under ``CONFIG_KEY``.
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import get_plugin_logger
-from mkdocs.structure.files import Files
+from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
@@ -34,8 +38,10 @@ from bench.site import (
     check_site,
     dead_end_page,
     expand_shortcodes,
+    full_text_indexed,
     load_site,
     records_dir,
+    search_entries,
 )
 
 log = get_plugin_logger("benchbook")
@@ -79,6 +85,8 @@ def on_pre_build(config: MkDocsConfig) -> None:
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     site = _site(config)
     src = page.file.src_uri
+    if not full_text_indexed(src):
+        page.meta["search"] = {**(page.meta.get("search") or {}), "exclude": True}
     try:
         markdown = expand_shortcodes(markdown, site, src)
     except ShortcodeError as exc:
@@ -98,3 +106,18 @@ def on_post_build(config: MkDocsConfig) -> None:
     if found:
         listed = "\n  ".join(str(v) for v in found[:50])
         raise PluginError(f"benchbook: the built site loads {len(found)} external resource(s):\n  {listed}")
+    _add_search_entries(config, _site(config))
+
+
+def _add_search_entries(config: MkDocsConfig, site: SiteData) -> None:
+    """Append the generated pages' entries to the index the search plugin wrote (none: search is off)."""
+    path = Path(config.site_dir) / "search" / "search_index.json"
+    if not path.is_file():
+        return
+    index = json.loads(path.read_text(encoding="utf-8"))
+    for entry in search_entries(site):
+        url = File(entry.page, config.docs_dir, config.site_dir, config.use_directory_urls).url
+        index["docs"].append({"location": url, "title": entry.title, "text": entry.text})
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    os.replace(tmp, path)

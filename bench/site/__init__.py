@@ -12,7 +12,8 @@ pages to a folder for any other generator. Everything public is exported here; t
 * ``_shortcodes``, ``_shortcode_call``, ``_shortcode_handlers``: ``<!-- bench:... -->`` in hand-written pages;
 * ``_escape``, ``_markup``, ``_format``, ``_paths``, ``_front_matter``, ``_environment``, ``_claims``,
   ``_failed_levels``, ``_git_info``, ``_repeat_spread``: the parts pages share;
-* ``_offline``: the check that the built site loads nothing from outside.
+* ``_offline``: the check that the built site loads nothing from outside;
+* ``_search``: what the search index holds of the generated pages (titles and key fields, not their text).
 """
 
 from ._chart_model import Axis, Band, Chart, HLine, Point, Series, Zone
@@ -28,6 +29,7 @@ from ._pages import experiments_index, records_index, site_pages
 from ._ratio_chart import ratio_chart
 from ._record_page import record_markdown, site_record_markdown
 from ._reliability import load_reliability, reliability_markdown
+from ._search import SearchEntry, full_text_indexed, search_entries
 from ._shortcodes import SHORTCODES, ShortcodeError, expand_shortcodes
 from ._site_data import CONFIG_KEY, RECORDS_ENV, SiteData, load_site, records_dir
 from ._site_style import SITE_STYLE, site_style
@@ -46,6 +48,7 @@ __all__ = [
     "DeadEndError",
     "HLine",
     "Point",
+    "SearchEntry",
     "Series",
     "ShortcodeError",
     "SiteData",
@@ -63,6 +66,7 @@ __all__ = [
     "experiment_markdown",
     "experiments_index",
     "front_matter_title",
+    "full_text_indexed",
     "history_index",
     "history_markdown",
     "html_attr",
@@ -84,6 +88,7 @@ __all__ = [
     "records_index",
     "reliability_markdown",
     "render_svg",
+    "search_entries",
     "site_comparison",
     "site_pages",
     "site_record_markdown",
