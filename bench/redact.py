@@ -21,6 +21,7 @@ Redaction keeps the surrounding text: ``https://<redacted>@host/path``, ``access
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -247,6 +248,22 @@ def redact_text(text: str) -> str:
     """``text`` with every secret inside it replaced by ``<redacted>`` (the rest of the text kept)."""
     if not text:
         return text
+    if len(text) <= _CACHED_LENGTH:
+        return _redact_short(text)
+    return _redact(text)
+
+
+# The same short strings (field names, engine and model names, variants) pass through here thousands of times per
+# site build; the result depends on the text alone.
+_CACHED_LENGTH = 200
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _redact_short(text: str) -> str:
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
     out = _PEM.sub("<redacted private key>", text)
     out = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", out)
     out = _QUERY_PARAM.sub(_query, out)
@@ -278,6 +295,9 @@ def _names_a_number_secret(name: str) -> bool:
     )
 
 
+_PLAIN = frozenset({int, float, bool, type(None)})  # values that redact_value("", v) returns unchanged
+
+
 def redact_value(name: str, value: Any) -> Any:
     """A copy of ``value`` fit to record under ``name``: the whole value hidden when the name is secret (and the
     value not empty; a number only when the name ends in the secret word), else every string inside it passed
@@ -291,7 +311,9 @@ def redact_value(name: str, value: Any) -> Any:
     if isinstance(value, Mapping):
         return {redact_text(str(k)): redact_value(str(k), v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        if value and all(isinstance(v, str) for v in value):
+        if all(type(v) in _PLAIN for v in value):  # numbers (a record's samples): nothing to hide, nothing to copy
+            return list(value)
+        if all(isinstance(v, str) for v in value):
             return redact_argv(value)
         return [redact_value("", v) for v in value]
     return value
