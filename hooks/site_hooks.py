@@ -7,7 +7,9 @@
                      field, so ``--strict`` fails and a plain build/serve shows an error box; a bad
                      ``benchbook.yaml`` fails the build;
 * ``on_page_markdown`` expand ``<!-- bench:... -->`` shortcodes (a bad one fails the build, naming
-                     the page) and put the front-matter summary on dead-end pages;
+                     the page), put the front-matter summary on dead-end pages, and take the heavy blocks
+                     (tables, chart figures) out as ready HTML;
+* ``on_page_content`` put the pre-rendered tables and charts (``bench.site.prerender``) in place;
 * ``on_post_build``  fail the build if any page loads something from outside (``bench.site.check_site``);
                      allowed: ``extra.benchbook.offline_allow`` and the site's own ``site_url``; add the
                      generated pages' title-and-key-field entries to the search index (their full text is
@@ -28,7 +30,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import File, Files
-from mkdocs.structure.pages import Page
+from mkdocs.structure.pages import Page, _RelativePathTreeprocessor
 
 from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
 from bench.site import (
@@ -40,11 +42,16 @@ from bench.site import (
     expand_shortcodes,
     full_text_indexed,
     load_site,
+    prerender,
     records_dir,
+    restore,
     search_entries,
 )
 
 log = get_plugin_logger("benchbook")
+# Page (docs-relative source) -> its pre-rendered blocks and the link resolver that checked their links, from
+# on_page_markdown to on_page_content of the same page.
+_PRERENDERED: dict[str, tuple[dict[str, str], _RelativePathTreeprocessor | None]] = {}
 
 
 def _records_dir(config: MkDocsConfig) -> Path:
@@ -94,7 +101,27 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     for dead_end in site.dead_ends:
         if dead_end.path == src:
             markdown = dead_end_page(markdown, dead_end, site.by_id)
-    return markdown
+    # Tables and chart figures as ready HTML (bench.site.prerender): MkDocs resolves and checks their links as it
+    # does for the links it converts itself, and records their anchors for its anchor check.
+    links = _RelativePathTreeprocessor(page.file, files, config)
+    pre = prerender(markdown, links.path_to_url)
+    _PRERENDERED[src] = (pre.blocks, links)
+    return pre.markdown
+
+
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    blocks, links = _PRERENDERED.pop(page.file.src_uri, ({}, None))
+    try:
+        html = restore(html, blocks)
+    except ValueError as exc:
+        raise PluginError(f"benchbook: {page.file.src_uri}: {exc}") from None
+    if links is not None and links.links_to_anchors:
+        anchors = page.links_to_anchors if page.links_to_anchors is not None else {}
+        for target, found in links.links_to_anchors.items():
+            for anchor, url in found.items():
+                anchors.setdefault(target, {}).setdefault(anchor, url)
+        page.links_to_anchors = anchors
+    return html
 
 
 def on_post_build(config: MkDocsConfig) -> None:

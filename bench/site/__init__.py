@@ -13,6 +13,7 @@ pages to a folder for any other generator. Everything public is exported here; t
 * ``_escape``, ``_markup``, ``_format``, ``_paths``, ``_front_matter``, ``_environment``, ``_claims``,
   ``_failed_levels``, ``_git_info``, ``_repeat_spread``: the parts pages share;
 * ``_offline``: the check that the built site loads nothing from outside;
+* ``_prerender``: tables and charts as ready HTML, so Markdown does not parse them again;
 * ``_search``: what the search index holds of the generated pages (titles and key fields, not their text).
 """
 
@@ -26,6 +27,7 @@ from ._experiment_page import experiment_charts, experiment_markdown, percentile
 from ._history_pages import history_index, history_markdown
 from ._offline import check_css, check_html, check_site, is_external
 from ._pages import experiments_index, records_index, site_pages
+from ._prerender import Prerendered, prerender, restore
 from ._ratio_chart import ratio_chart
 from ._record_page import record_markdown, site_record_markdown
 from ._reliability import load_reliability, reliability_markdown
@@ -48,6 +50,7 @@ __all__ = [
     "DeadEndError",
     "HLine",
     "Point",
+    "Prerendered",
     "SearchEntry",
     "Series",
     "ShortcodeError",
@@ -82,12 +85,14 @@ __all__ = [
     "parse_dead_end",
     "percentile_chart",
     "percentile_figure",
+    "prerender",
     "ratio_chart",
     "record_markdown",
     "records_dir",
     "records_index",
     "reliability_markdown",
     "render_svg",
+    "restore",
     "search_entries",
     "site_comparison",
     "site_pages",

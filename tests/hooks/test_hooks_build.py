@@ -183,3 +183,18 @@ def test_planted_external_script_fails_the_build(tmp_path: Path, project_copy: P
     assert (
         "index.html: <script src> loads an external resource: https://cdn.example/x.js" in result.stdout + result.stderr
     )
+
+
+def test_broken_link_in_a_table_fails_strict_and_good_ones_resolve(tmp_path: Path, project_copy: Path) -> None:
+    """Tables reach the page as ready HTML (bench.site.prerender); MkDocs still resolves and checks their links."""
+    page = project_copy / "docs" / "index.md"
+    table = "\n\n| Page | Note |\n| --- | --- |\n| [methods](methodology.md#bootstrap) | ok |\n"
+    page.write_text(page.read_text(encoding="utf-8") + table)
+    ok = run_build(tmp_path / "site", FIXTURE_RECORDS, config=project_copy / "mkdocs.yml")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert '<td><a href="methodology.html#bootstrap">methods</a></td>' in html
+    page.write_text(page.read_text(encoding="utf-8") + "| [gone](no-such-page.md) | broken |\n")
+    bad = run_build(tmp_path / "site2", FIXTURE_RECORDS, config=project_copy / "mkdocs.yml")
+    assert bad.returncode != 0
+    assert "contains a link 'no-such-page.md', but the target is not found" in bad.stdout + bad.stderr

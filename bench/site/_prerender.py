@@ -1,0 +1,247 @@
+"""The heavy blocks of a page as ready HTML, so Markdown does not parse them again (pure).
+
+Profiled, most of a site build went into Python-Markdown converting the generated pages' big tables cell by cell
+and walking their inline SVG charts through its HTML parser. :func:`prerender` takes those blocks out of a page's
+Markdown before the generator converts it and gives back their HTML, each block replaced by a placeholder paragraph;
+:func:`restore` puts the HTML in place of the placeholders afterwards. The HTML is what Python-Markdown (with the
+``tables`` extension, as ``mkdocs.yml`` configures it) writes for the same block, byte for byte: the tests render
+every generated page both ways and compare.
+
+* pipe tables whose cells hold only what ``bench.site`` writes into cells (escaped text, entities, code spans,
+  links, emphasis, ``<span>`` tags); a table with anything else is left to Markdown whole;
+* raw-HTML chart figures (``<figure class="bench-figure">`` … ``</figure>``), passed through verbatim as Markdown
+  would pass them.
+
+Links inside the tables go through ``resolve`` (the generator turns ``page.md`` into its URL and checks that the
+target exists, as it does for the links it converts itself). Blocks inside fenced code are never touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["Prerendered", "prerender", "restore"]
+
+Resolve = Callable[[str], str]
+
+# Characters a backslash escapes in Python-Markdown with the tables extension (others keep their backslash).
+_ESCAPABLE = frozenset("\\`*_{}[]()>#+-.!|")
+_INLINE = re.compile(
+    r"(?P<esc>\\(?P<ch>.))"
+    r"|(?P<code>(?P<ticks>`+)(?P<body>.+?)(?<!`)(?P=ticks)(?!`))"
+    r"|(?P<link>\[(?P<text>(?:\\.|[^\\\[\]])*)\]\((?P<url>[^\s()<>\"'&\\]*)\))"
+    r"|(?P<strong>\*\*(?P<sbody>[^*\s](?:[^*]*[^*\s])?)\*\*)"
+    r"|(?P<em>\*(?P<ebody>[^*\s](?:[^*]*[^*\s])?)\*)"
+    r"|(?P<tag></?(?:span|strong|em|code|br|abbr|sup|sub|small|mark)\b[^<>@]*>)"
+    r"|(?P<entity>&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z0-9]+);)"
+    r"|(?P<plain>[^\\`*_\[\]<>&!{}|]+)"
+    r"|(?P<gt>>)"
+    r"|(?<=\w)_+(?=\w)"  # underscores inside a word (max_tokens) are no emphasis
+)
+_SEPARATOR = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+\s*$")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_FIGURE_START = '<figure class="bench-figure"'
+
+
+class _Unsupported(Exception):
+    """The block holds Markdown this module does not render: leave it to Markdown."""
+
+
+def _inline(text: str, resolve: Resolve) -> str:
+    """Inline Markdown of one cell as HTML."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(text):
+        m = _INLINE.match(text, pos)
+        if m is None:
+            raise _Unsupported(text[pos : pos + 20])
+        pos = m.end()
+        if m.group("esc") is not None:
+            ch = m.group("ch")
+            if ch not in _ESCAPABLE:
+                raise _Unsupported(m.group(0))
+            out.append(html.escape(ch, quote=False))
+        elif m.group("code") is not None:
+            out.append(f"<code>{html.escape(m.group('body').strip(), quote=False)}</code>")
+        elif m.group("link") is not None:
+            href = html.escape(resolve(m.group("url")), quote=True)
+            out.append(f'<a href="{href}">{_inline(m.group("text"), resolve)}</a>')
+        elif m.group("strong") is not None:
+            out.append(f"<strong>{_inline(m.group('sbody'), resolve)}</strong>")
+        elif m.group("em") is not None:
+            out.append(f"<em>{_inline(m.group('ebody'), resolve)}</em>")
+        elif m.group("tag") is not None or m.group("entity") is not None:
+            out.append(m.group(0))
+        elif m.group("gt") is not None:
+            out.append("&gt;")
+        else:
+            out.append(m.group(0))
+    return "".join(out)
+
+
+def _split_row(row: str) -> list[str]:
+    """A table row's cells, split as Python-Markdown splits them: on ``|`` outside code spans and escapes."""
+    row = row.strip()
+    if not (row.startswith("|") and row.endswith("|")) or row.endswith("\\|"):
+        raise _Unsupported(row)
+    body = row[1:-1]
+    cells: list[str] = []
+    start = i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "`":
+            run = len(body[i:]) - len(body[i:].lstrip("`"))
+            close = body.find("`" * run, i + run)
+            while close >= 0 and (close + run < len(body) and body[close + run] == "`"):
+                close = body.find("`" * run, close + run + 1)
+            if close < 0:
+                raise _Unsupported(row)
+            i = close + run
+            continue
+        if c == "|":
+            cells.append(body[start:i])
+            start = i + 1
+        i += 1
+    cells.append(body[start:])
+    return [c.strip() for c in cells]
+
+
+def _align(cell: str) -> str:
+    c = cell.strip()
+    left, right = c.startswith(":"), c.endswith(":")
+    if left and right:
+        return ' style="text-align: center;"'
+    if right:
+        return ' style="text-align: right;"'
+    if left:
+        return ' style="text-align: left;"'
+    return ""
+
+
+def _table(lines: Sequence[str], resolve: Resolve) -> str:
+    header = _split_row(lines[0])
+    aligns = [_align(c) for c in _split_row(lines[1])]
+    if len(aligns) != len(header) or len(lines) < 3:
+        raise _Unsupported(lines[0])
+    out = ["<table>", "<thead>", "<tr>"]
+    out += [f"<th{a}>{_inline(c, resolve)}</th>" for c, a in zip(header, aligns, strict=True)]
+    out += ["</tr>", "</thead>", "<tbody>"]
+    for line in lines[2:]:
+        cells = _split_row(line)
+        if len(cells) != len(header):
+            raise _Unsupported(line)
+        out.append("<tr>")
+        out += [f"<td{a}>{_inline(c, resolve)}</td>" for c, a in zip(cells, aligns, strict=True)]
+        out.append("</tr>")
+    out += ["</tbody>", "</table>"]
+    return "\n".join(out)
+
+
+@dataclass
+class Prerendered:
+    """A page's Markdown with its heavy blocks replaced by placeholders, and each placeholder's HTML."""
+
+    markdown: str
+    blocks: dict[str, str] = field(default_factory=dict)
+
+
+def _closes(fence: str, marker: str, line: str) -> bool:
+    """True when ``line`` (starting with ``marker``) closes the code fence opened by ``fence``."""
+    return marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip()[len(marker) :]
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" "))]
+
+
+def prerender(markdown: str, resolve: Resolve) -> Prerendered:
+    """Take the tables and chart figures out of ``markdown`` (see the module docstring)."""
+    if "|" not in markdown and _FIGURE_START not in markdown:
+        return Prerendered(markdown)
+    nonce = hashlib.sha1(markdown.encode("utf-8")).hexdigest()[:12]
+    lines = markdown.split("\n")
+    out: list[str] = []
+    blocks: dict[str, str] = {}
+    fence: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        fm = _FENCE.match(line)
+        if fence is not None:
+            if (
+                fm
+                and fm.group(1)[0] == fence[0]
+                and len(fm.group(1)) >= len(fence)
+                and not line.strip()[len(fm.group(1)) :]
+            ):
+                fence = None
+            out.append(line)
+            i += 1
+            continue
+        if fm:
+            fence = fm.group(1)
+            out.append(line)
+            i += 1
+            continue
+        block_start = i == 0 or not lines[i - 1].strip()
+        stripped = line.lstrip(" ")
+        end = i
+        html_block: str | None = None
+        if block_start and stripped.startswith("|") and i + 1 < len(lines) and _SEPARATOR.match(lines[i + 1].strip()):
+            prefix = _indent(line)
+            end = i
+            while end < len(lines) and lines[end].startswith(prefix) and lines[end].strip().startswith("|"):
+                end += 1
+            if end == len(lines) or not lines[end].strip():
+                try:
+                    html_block = _table([x[len(prefix) :] for x in lines[i:end]], resolve)
+                except _Unsupported:
+                    html_block = None
+        elif block_start and stripped.startswith(_FIGURE_START):
+            prefix = _indent(line)
+            end = i
+            while end < len(lines) and not lines[end].rstrip().endswith("</figure>"):
+                end += 1
+            end += 1
+            if end <= len(lines):
+                inner = lines[i:end]
+                if all(x.startswith(prefix) or not x.strip() for x in inner) and all(x.strip() for x in inner):
+                    follows = end < len(lines) and lines[end].strip()  # Markdown adds no blank line then
+                    html_block = "\n".join(x[len(prefix) :] for x in inner) + ("" if follows else "\n")
+        if html_block is None:
+            out.append(line)
+            i += 1
+            continue
+        key = f"BENCHBLOCK{nonce}N{len(blocks)}X"
+        blocks[key] = html_block
+        out.append(_indent(line) + key)
+        if end < len(lines) and lines[end].strip():
+            out.append("")  # Markdown ends a raw block at its closing tag; a placeholder paragraph needs a blank line
+        i = end
+    return Prerendered("\n".join(out), blocks)
+
+
+def restore(html_text: str, blocks: Mapping[str, str]) -> str:
+    """``html_text`` with each placeholder paragraph replaced by its block's HTML; ValueError when one is missing
+    (the generator changed the placeholder: nothing may be dropped silently)."""
+    if not blocks:
+        return html_text
+    parts = re.split(r"<p>(BENCHBLOCK[0-9a-f]{12}N[0-9]+X)</p>", html_text)
+    seen: set[str] = set()
+    for j in range(1, len(parts), 2):
+        key = parts[j]
+        if key not in blocks or key in seen:
+            raise ValueError(f"unexpected pre-rendered block {key}")
+        seen.add(key)
+        parts[j] = blocks[key]
+    missing = set(blocks) - seen
+    if missing:
+        raise ValueError(f"{len(missing)} pre-rendered block(s) not found in the converted page")
+    return "".join(parts)
