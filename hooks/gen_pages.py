@@ -1,13 +1,16 @@
-"""mkdocs-gen-files script: write every generated page (``bench.site.site_pages``) into the build.
+"""mkdocs-gen-files script: write every generated page (``bench.site.site_pages``) into the build, and the
+Performance page from the benchmark scripts' result files (``benchmarks/results/``).
 
 Nothing is written into docs/: gen-files keeps these files in a temporary folder for the build.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import mkdocs_gen_files
 
-from bench.site import CONFIG_KEY, SiteData, site_pages
+from bench.site import CONFIG_KEY, PERFORMANCE_PAGE, SiteData, load_results, performance_markdown, site_pages
 
 site = mkdocs_gen_files.config.get(CONFIG_KEY)  # set by hooks/site_hooks.py (on_pre_build)
 if not isinstance(site, SiteData):
@@ -15,3 +18,6 @@ if not isinstance(site, SiteData):
 for path, content in site_pages(site):
     with mkdocs_gen_files.open(path, "w", encoding="utf-8") as fh:
         fh.write(content)
+results = Path(mkdocs_gen_files.config.config_file_path).resolve().parent / "benchmarks" / "results"
+with mkdocs_gen_files.open(PERFORMANCE_PAGE, "w", encoding="utf-8") as fh:
+    fh.write(performance_markdown(load_results(results)))

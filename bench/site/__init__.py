@@ -13,6 +13,7 @@ pages to a folder for any other generator. Everything public is exported here; t
 * ``_escape``, ``_markup``, ``_format``, ``_paths``, ``_front_matter``, ``_environment``, ``_claims``,
   ``_failed_levels``, ``_git_info``, ``_repeat_spread``: the parts pages share;
 * ``_offline``: the check that the built site loads nothing from outside;
+* ``_performance``: the Performance page, from the benchmark scripts' result files;
 * ``_prerender``: tables and charts as ready HTML, so Markdown does not parse them again;
 * ``_search``: what the search index holds of the generated pages (titles and key fields, not their text).
 """
@@ -27,6 +28,7 @@ from ._experiment_page import experiment_charts, experiment_markdown, percentile
 from ._history_pages import history_index, history_markdown
 from ._offline import check_css, check_html, check_site, is_external
 from ._pages import experiments_index, records_index, site_pages
+from ._performance import PERFORMANCE_PAGE, load_results, performance_markdown
 from ._prerender import Prerendered, prerender, restore
 from ._ratio_chart import ratio_chart
 from ._record_page import record_markdown, site_record_markdown
@@ -40,6 +42,7 @@ from ._write_pages import write_pages
 
 __all__ = [
     "CONFIG_KEY",
+    "PERFORMANCE_PAGE",
     "RECORDS_ENV",
     "SHORTCODES",
     "SITE_STYLE",
@@ -76,6 +79,7 @@ __all__ = [
     "html_text",
     "is_external",
     "load_reliability",
+    "load_results",
     "load_site",
     "md_code",
     "md_code_block",
@@ -85,6 +89,7 @@ __all__ = [
     "parse_dead_end",
     "percentile_chart",
     "percentile_figure",
+    "performance_markdown",
     "prerender",
     "ratio_chart",
     "record_markdown",

@@ -1,0 +1,229 @@
+"""The "Performance" page (pure): benchbook's own speed, from the result files the benchmark scripts write.
+
+``benchmarks/results/`` holds one JSON file per benchmark run that is kept (the scripts and the files' formats are
+described in ``benchmarks/README.md``): ``site-build.json`` (``benchmarks/site_build.py``: the site's build, size
+and ``mkdocs serve`` against a plain MkDocs site; ``site-build-before.json`` is the same script's run before the
+site was optimized), ``clients.json`` (``benchmarks/clients.py``: the client beside its peers) and
+``client-scaling.json`` (``benchmarks/client_scaling.py``: the sharded client). Every table names the machine, the
+date and the commit it was measured on; a missing file is said to be missing, never filled in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.md_table import md_table
+
+from ._escape import md_text
+
+__all__ = ["PERFORMANCE_PAGE", "RESULT_FILES", "load_results", "performance_markdown"]
+
+PERFORMANCE_PAGE = "performance.md"
+RESULT_FILES = ("site-build-before.json", "site-build.json", "clients.json", "client-scaling.json")
+
+# The site's goals (issue 13): records -> (build seconds, peak RSS MiB); serve at 1,000; the largest page.
+SITE_GOALS = {1000: (15.0, None), 10000: (90.0, 2048.0)}
+SERVE_GOAL_S = 5.0
+PAGE_LIMIT_KIB = 1024.0
+
+
+def load_results(folder: Path) -> dict[str, Any]:
+    """File name → parsed result, for the files of ``RESULT_FILES`` that exist; an unreadable file → its error."""
+    out: dict[str, Any] = {}
+    for name in RESULT_FILES:
+        path = folder / name
+        if path.is_file():
+            try:
+                out[name] = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                out[name] = {"error": f"{name}: not readable JSON ({exc})"}
+    return out
+
+
+def _num(value: Any, fmt: str = ",.1f") -> str:
+    return format(value, fmt) if isinstance(value, int | float) and not isinstance(value, bool) else "—"
+
+
+def _measured(result: Mapping[str, Any], script: str) -> str:
+    m = result.get("machine") or {}
+    commit = result.get("commit")
+    dirty = " (uncommitted changes)" if result.get("dirty") else ""
+    load = m.get("load_average_start")
+    load_text = f", load average {_num(load[0], '.1f')} at the start" if isinstance(load, list) and load else ""
+    memory = f", {_num(m.get('memory_gib'), '.0f')} GiB" if m.get("memory_gib") else ""
+    return (
+        f"Measured by `{script}` on {md_text(result.get('date', 'an unknown date'))}: {md_text(m.get('cpu', '?'))}, "
+        f"{_num(m.get('cores'), 'd')} core(s){memory}{load_text}; benchbook commit "
+        f"`{md_text(commit or 'unknown')}`{dirty}."
+    )
+
+
+def _site_table(result: Mapping[str, Any]) -> str:
+    header = [
+        "Records",
+        "Build (s)",
+        "Peak RSS (MiB)",
+        "Site (MiB)",
+        "Pages",
+        "Largest page (KiB)",
+        "Search index (KiB)",
+        "Serve: new record shown (s)",
+        "Plain MkDocs build (s)",
+        "Build ÷ plain",
+    ]
+    rows = []
+    for r in result.get("rows") or []:
+        rows.append(
+            [
+                f"{_num(r.get('records'), ',d')} {md_text(r.get('kind', ''))}",
+                _num(r.get("build_s")),
+                _num(r.get("peak_rss_mib"), ",.0f"),
+                _num(r.get("site_mib")),
+                _num(r.get("pages"), ",d"),
+                f"{_num(r.get('largest_page_kib'), ',.0f')} ({md_text(r.get('largest_page', ''))})",
+                _num(r.get("search_index_kib"), ",.0f"),
+                _num(r.get("serve_s")),
+                _num(r.get("plain_build_s")),
+                f"{_num(r.get('ratio'))}×" if isinstance(r.get("ratio"), int | float) else "—",
+            ]
+        )
+    return md_table(header, rows, align=["l"] + ["r"] * (len(header) - 1))
+
+
+def _goal_lines(result: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for r in result.get("rows") or []:
+        n = r.get("records")
+        if r.get("kind") != "synthetic" or not isinstance(n, int):
+            continue
+        build_goal, rss_goal = SITE_GOALS.get(n, (None, None))
+        checks = []
+        if build_goal is not None:
+            checks.append((f"build ≤ {build_goal:.0f} s", r.get("build_s"), build_goal))
+        if rss_goal is not None:
+            checks.append((f"peak RSS ≤ {rss_goal / 1024:.0f} GiB", r.get("peak_rss_mib"), rss_goal))
+        if n == 1000:
+            checks.append((f"serve ≤ {SERVE_GOAL_S:.0f} s", r.get("serve_s"), SERVE_GOAL_S))
+        checks.append(("no page over 1 MiB", r.get("largest_page_kib"), PAGE_LIMIT_KIB))
+        for what, value, goal in checks:
+            state = "not measured" if not isinstance(value, int | float) else "met" if value <= goal else "**not met**"
+            lines.append(f"- {n:,} records, {what}: {state} ({_num(value)})")
+    return lines
+
+
+def _site_section(results: Mapping[str, Any]) -> list[str]:
+    parts = ["## The site: build, size and `mkdocs serve`", ""]
+    parts.append(
+        "Synthetic records shaped like the H200 measurements (about 50 experiments, four variants, repeats; generated "
+        "when the benchmark runs, never committed) built with `mkdocs build --strict`; *serve* is the time from "
+        "writing one new record file to `mkdocs serve` serving its page; *plain* is a plain MkDocs site (Material, "
+        "search, the same Markdown extensions, no benchbook) with as many trivial pages, so *build ÷ plain* is "
+        "benchbook's own share. On a shared machine the times move with its load; the ratio moves less."
+    )
+    for name, title in (("site-build.json", "Now"), ("site-build-before.json", "Before the site was optimized")):
+        result = results.get(name)
+        parts += ["", f"### {title}", ""]
+        if result is None:
+            parts.append(f"*Not measured yet: `benchmarks/results/{name}` is missing.*")
+            continue
+        if "error" in result:
+            parts.append(f"*{md_text(result['error'])}*")
+            continue
+        parts += [_measured(result, "benchmarks/site_build.py"), "", _site_table(result)]
+        if name == "site-build.json":
+            goals = _goal_lines(result)
+            if goals:
+                parts += ["", "Goals:", "", *goals]
+    return parts
+
+
+def _clients_section(result: Mapping[str, Any] | None) -> list[str]:
+    parts = ["## The client beside its peers", ""]
+    if result is None:
+        return [*parts, "*Not measured yet: `benchmarks/results/clients.json` is missing.*"]
+    if "error" in result:
+        return [*parts, f"*{md_text(result['error'])}*"]
+    settings = result.get("settings") or {}
+    parts += [
+        _measured(result, "benchmarks/clients.py"),
+        "",
+        f"One local zero-delay server, {_num(settings.get('output_tokens'), 'd')} output tokens per request, medians "
+        f"of {_num(settings.get('rounds'), 'd')} interleaved round(s); tokens counted by the server. *vs benchbook*: "
+        "the client's server-counted rate over benchbook's in the same round.",
+        "",
+    ]
+    header = ["C", "Client", "Server tok/s", "Tool tok/s", "CPU s / 1k tokens", "vs benchbook", "Failed", "Lag p50/p99"]
+    rows = []
+    for r in result.get("summary") or []:
+        lag = (
+            f"{_num(r.get('lag_ms_p50'), '.2f')} / {_num(r.get('lag_ms_p99'), '.2f')} ms"
+            if r.get("lag_ms_p50") is not None
+            else "—"
+        )
+        rows.append(
+            [
+                _num(r.get("concurrency"), "d"),
+                md_text(r.get("client", "")),
+                _num(r.get("server_tok_s"), ",.0f"),
+                _num(r.get("tool_tok_s"), ",.0f"),
+                _num(r.get("cpu_s_per_1k_tokens"), ".4f"),
+                f"{_num(r.get('vs_benchbook'), '.2f')}×" if r.get("vs_benchbook") is not None else "—",
+                _num(r.get("failed"), "d"),
+                lag,
+            ]
+        )
+    parts.append(md_table(header, rows, align=["r", "l", "r", "r", "r", "r", "r", "r"]) or "*No rows.*")
+    skipped = result.get("skipped") or {}
+    if skipped:
+        parts += ["", *(f"- {md_text(k)} not run: {md_text(v)}" for k, v in skipped.items())]
+    return parts
+
+
+def _scaling_section(result: Mapping[str, Any] | None) -> list[str]:
+    parts = ["## The sharded client", ""]
+    if result is None:
+        return [*parts, "*Not measured yet: `benchmarks/results/client-scaling.json` is missing.*"]
+    if "error" in result:
+        return [*parts, f"*{md_text(result['error'])}*"]
+    parts += [_measured(result, "benchmarks/client_scaling.py"), ""]
+    header = ["Client processes", "Server tok/s", "vs one process", "CPU s / 1k tokens", "Failed", "Lag p50/p99"]
+    rows: list[Sequence[str]] = []
+    runs = [*(result.get("rows") or [])]
+    half = result.get("half_ceiling")
+    for r in [*runs, *([half] if isinstance(half, dict) else [])]:
+        lag = r.get("lag_ms") or {}
+        label = _num(r.get("client_processes"), "d") + (" (paced at half the ceiling)" if r is half else "")
+        rows.append(
+            [
+                label,
+                _num(r.get("server_tok_s"), ",.0f"),
+                f"{_num(r.get('vs_one_process'), '.2f')}×" if r.get("vs_one_process") is not None else "—",
+                _num(r.get("cpu_s_per_1k_tokens"), ".4f"),
+                _num(r.get("failed"), "d"),
+                f"{_num(lag.get('p50'), '.2f')} / {_num(lag.get('p99'), '.2f')} ms" if lag else "—",
+            ]
+        )
+    parts.append(md_table(header, rows, align=["l", "r", "r", "r", "r", "r"]) or "*No rows.*")
+    return parts
+
+
+def performance_markdown(results: Mapping[str, Any]) -> str:
+    """The page: the site's table (now and before), then the client's tables."""
+    parts = [
+        "# Performance",
+        "",
+        "How fast benchbook itself is: the site as records pile up, and the benchmark client against its peers. "
+        "Every figure below is read from a result file under `benchmarks/results/` that a benchmark script wrote "
+        "(see `benchmarks/README.md`); the machine, the date and the commit come with it.",
+        "",
+        *_site_section(results),
+        "",
+        *_clients_section(results.get("clients.json")),
+        "",
+        *_scaling_section(results.get("client-scaling.json")),
+        "",
+    ]
+    return "\n".join(parts)

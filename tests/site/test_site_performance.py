@@ -1,0 +1,76 @@
+"""The Performance page: read from the benchmark scripts' result files, the machine, date and commit with them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.site import load_results, performance_markdown
+
+MACHINE = {"cpu": "Test CPU <b>", "cores": 2, "memory_gib": 23.0, "load_average_start": [1.5, 1.0, 1.0]}
+
+
+def _site(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"kind": "benchbook-site-build", "version": 1, "date": "2026-12-01T15:00:00Z", "commit": "abc123def456",
+            "dirty": False, "machine": MACHINE, "rows": rows}  # fmt: skip
+
+
+ROW_1000 = {"kind": "synthetic", "records": 1000, "build_s": 12.5, "peak_rss_mib": 400.0, "site_mib": 90.0,
+            "pages": 1300, "largest_page": "records/index.html", "largest_page_kib": 900.0, "search_index_kib": 80.0,
+            "serve_s": 6.25, "plain_build_s": 5.0, "ratio": 2.5}  # fmt: skip
+
+
+def _write(folder: Path, name: str, value: dict[str, Any]) -> None:
+    (folder / name).write_text(json.dumps(value), encoding="utf-8")
+
+
+def test_site_tables_and_goals_come_from_the_files(tmp_path: Path) -> None:
+    _write(tmp_path, "site-build.json", _site([ROW_1000]))
+    before = dict(ROW_1000, build_s=500.0, ratio=40.0)
+    _write(tmp_path, "site-build-before.json", _site([before]) | {"commit": "0123456789ab", "dirty": True})
+    page = performance_markdown(load_results(tmp_path))
+    now, _, old = page.partition("### Before the site was optimized")
+    assert "| 1,000 synthetic | 12.5 | 400 | 90.0 | 1,300 | 900 (records/index\\.html) | 80 | 6.2 | 5.0 | 2.5× |" in now
+    assert "| 500.0 |" in old and "40.0×" in old
+    assert "`abc123def456`" in now and "`0123456789ab` (uncommitted changes)" in old
+    assert "2026\\-12\\-01T15:00:00Z" in now and "Test CPU &lt;b&gt;" in now and "2 core(s)" in now
+    assert "- 1,000 records, build ≤ 15 s: met (12.5)" in now
+    assert "- 1,000 records, serve ≤ 5 s: **not met** (6.2)" in now
+    assert "- 1,000 records, no page over 1 MiB: met (900.0)" in now
+
+
+def test_client_tables_come_from_their_files(tmp_path: Path) -> None:
+    clients = {"kind": "benchbook-clients-side-by-side", "version": 1, "date": "2026-12-01T14:30:00Z",
+               "commit": "a25bb31c0ffe", "dirty": False, "machine": MACHINE,
+               "settings": {"output_tokens": 256, "rounds": 3}, "skipped": {"guidellm": "no venv"},
+               "summary": [{"concurrency": 64, "client": "benchbook", "server_tok_s": 21637.0, "tool_tok_s": 20144.0,
+                            "cpu_s_per_1k_tokens": 0.0217, "vs_benchbook": 1.0, "failed": 0, "lag_ms_p50": 0.31,
+                            "lag_ms_p99": 0.9},
+                           {"concurrency": 64, "client": "aiperf", "server_tok_s": 16000.0, "tool_tok_s": None,
+                            "cpu_s_per_1k_tokens": 0.05, "vs_benchbook": 0.74, "failed": 0}]}  # fmt: skip
+    scaling = {"kind": "benchbook-client-scaling", "version": 1, "date": "2026-12-01T16:00:00Z", "commit": None,
+               "dirty": None, "machine": MACHINE,
+               "rows": [{"client_processes": 1, "server_tok_s": 45000.0, "vs_one_process": 1.0,
+                         "cpu_s_per_1k_tokens": 0.02, "failed": 0, "lag_ms": {"p50": 2.0, "p99": 9.0, "n": 10}},
+                        {"client_processes": 8, "server_tok_s": 200000.0, "vs_one_process": 4.44,
+                         "cpu_s_per_1k_tokens": 0.03, "failed": 0, "lag_ms": None}],
+               "half_ceiling": {"client_processes": 8, "server_tok_s": 100000.0, "cpu_s_per_1k_tokens": 0.03,
+                                "failed": 0, "lag_ms": {"p50": 0.2, "p99": 0.8, "n": 5}}}  # fmt: skip
+    _write(tmp_path, "clients.json", clients)
+    _write(tmp_path, "client-scaling.json", scaling)
+    page = performance_markdown(load_results(tmp_path))
+    assert "| 64 | benchbook | 21,637 | 20,144 | 0.0217 | 1.00× | 0 | 0.31 / 0.90 ms |" in page
+    assert "| 64 | aiperf | 16,000 | — | 0.0500 | 0.74× | 0 | — |" in page
+    assert "- guidellm not run: no venv" in page
+    assert "| 8 | 200,000 | 4.44× | 0.0300 | 0 | — |" in page
+    assert "| 8 (paced at half the ceiling) | 100,000 | — | 0.0300 | 0 | 0.20 / 0.80 ms |" in page
+    assert "benchbook commit `unknown`" in page
+
+
+def test_missing_and_broken_files_are_said_so(tmp_path: Path) -> None:
+    (tmp_path / "clients.json").write_text("{not json", encoding="utf-8")
+    page = performance_markdown(load_results(tmp_path))
+    assert "*Not measured yet: `benchmarks/results/site-build.json` is missing.*" in page
+    assert "clients\\.json: not readable JSON" in page
+    assert "*Not measured yet: `benchmarks/results/client-scaling.json` is missing.*" in page
