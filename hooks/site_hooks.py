@@ -36,9 +36,11 @@ from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_
 from bench.site import (
     CONFIG_KEY,
     ShortcodeError,
+    SiteCache,
     SiteData,
     check_site,
     dead_end_page,
+    default_cache_dir,
     expand_shortcodes,
     full_text_indexed,
     load_site,
@@ -83,7 +85,11 @@ def _settings(config: MkDocsConfig) -> Settings:
 
 def on_pre_build(config: MkDocsConfig) -> None:
     root = Path(config.config_file_path).resolve().parent
-    site = load_site(_records_dir(config), Path(config.docs_dir), settings=_settings(config), git=True, repository=root)
+    folder = default_cache_dir()
+    cache = SiteCache(folder) if folder is not None else None
+    site = load_site(
+        _records_dir(config), Path(config.docs_dir), settings=_settings(config), git=True, repository=root, cache=cache
+    )
     for err in site.errors:
         log.warning("%s", err)
     config[CONFIG_KEY] = site

@@ -4,6 +4,7 @@ Nothing here imports MkDocs: ``hooks/`` adapts these functions to MkDocs, and ``
 pages to a folder for any other generator. Everything public is exported here; the modules behind it are private:
 
 * ``_site_data``: what a build is made from (records, dead ends, settings, git, the frame's rows);
+* ``_cache``: what a build keeps for the next, per record (keyed by its bytes and benchbook's code);
 * ``_pages``, ``_write_pages``: every generated file, and writing them to a folder;
 * ``_record_page``, ``_record_sections``, ``_record_levels``: one page per record;
 * ``_experiment_page``, ``_history_pages``, ``_records_table``, ``_dead_ends``, ``_reliability``: the other pages;
@@ -18,6 +19,7 @@ pages to a folder for any other generator. Everything public is exported here; t
 * ``_search``: what the search index holds of the generated pages (titles and key fields, not their text).
 """
 
+from ._cache import SiteCache, code_version, default_cache_dir
 from ._chart_model import Axis, Band, Chart, HLine, Point, Series, Zone
 from ._chart_svg import render_svg
 from ._comparisons import comparison_markdown, experiment_comparisons, site_comparison, verdict_markdown
@@ -57,15 +59,18 @@ __all__ = [
     "SearchEntry",
     "Series",
     "ShortcodeError",
+    "SiteCache",
     "SiteData",
     "Zone",
     "check_css",
     "check_html",
     "check_site",
+    "code_version",
     "comparison_markdown",
     "concurrency_chart",
     "dead_end_page",
     "dead_ends_index",
+    "default_cache_dir",
     "expand_shortcodes",
     "experiment_charts",
     "experiment_comparisons",

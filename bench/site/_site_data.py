@@ -23,6 +23,7 @@ from bench.record.model import Record
 from bench.redact import redact_value
 from bench.settings import Settings
 
+from ._cache import SiteCache
 from ._dead_ends import DeadEnd, DeadEndError, load_dead_ends
 from ._git_info import GitInfo, load_git_info
 from ._reliability import Section, load_reliability
@@ -54,6 +55,7 @@ class SiteData:
     git: GitInfo = field(default_factory=GitInfo)
     reliability: Sequence[Section] = ()  # the Reliability page's cases, read from the repository's test suite
     docs_dir: Path | None = None  # the hand-written pages (their shortcodes name comparisons to offer downloads of)
+    cache: SiteCache | None = field(default=None, compare=False)  # what the last build computed, per record
 
     @cached_property
     def by_id(self) -> dict[str, LoadedRecord]:
@@ -126,7 +128,10 @@ class SiteData:
     def rows(self) -> list[dict[str, Any]]:
         """Every record × level as the rows of :func:`bench.dataframe.frame` (intervals with the site's confidence)."""
         confidence = self.settings.comparison.confidence
-        return frame_rows((r.record for r in self.records), confidence=confidence)
+        records = sorted((r.record for r in self.records), key=lambda r: (r.created_at, r.id))
+        if self.cache is None:
+            return frame_rows(records, confidence=confidence)
+        return self.cache.frame_rows(records, confidence, lambda rs: frame_rows(rs, confidence=confidence))
 
     @cached_property
     def _rows_by_record(self) -> dict[str, list[dict[str, Any]]]:
@@ -216,17 +221,23 @@ def load_site(
     settings: Settings | None = None,
     git: bool = False,
     repository: Path | None = None,
+    cache: SiteCache | None = None,
 ) -> SiteData:
     """Load records (bad files become errors, good ones still load) and, with a docs folder, dead ends.
 
     ``settings``: the parsed benchbook.yaml (default: the built-in defaults). ``git``: also read, in one pass,
     which commit added each record (empty outside a git repository). Every record is redacted
     (:func:`redacted_record`); errors name files relative to ``repository`` (else to the records folder's parent),
-    and the Reliability page's cases are read from the repository's test suite.
+    and the Reliability page's cases are read from the repository's test suite. ``cache``: keep each record's
+    loading, redaction and rows for the next build (:mod:`bench.site._cache`).
     """
-    result = load_records(records)
-    errors: list[RecordError | DeadEndError] = list(result.errors)
-    shown = _redacted_records(result.records, errors)
+    if cache is None:
+        result = load_records(records)
+        errors: list[RecordError | DeadEndError] = list(result.errors)
+        shown: Sequence[LoadedRecord] = _redacted_records(result.records, errors)
+    else:
+        result, shown = cache.load_records(records, redacted_record)
+        errors = list(result.errors)
     dead_ends, de_errors = load_dead_ends(docs_dir) if docs_dir is not None else ([], [])
     errors += de_errors
     bases = [*((repository,) if repository is not None else ()), records.resolve().parent]
@@ -237,11 +248,12 @@ def load_site(
         else GitInfo(repository_url=settings.commit_url_base)
     )
     return SiteData(
-        records=shown,
+        records=tuple(shown),
         errors=tuple(_relative_error(e, bases) for e in errors),
         dead_ends=tuple(dead_ends),
         settings=settings,
         git=info,
         reliability=load_reliability(repository) if repository is not None else (),
         docs_dir=docs_dir,
+        cache=cache,
     )
