@@ -5,10 +5,11 @@ like the H200 measurements, about 50 experiments, four variants, repeats; genera
 never committed) are built with ``mkdocs build --strict`` and the script prints, in one table:
 
 * build time and peak memory (resident set of the build's whole process tree, sampled every 50 ms, and the
-  kernel's own peak for the main process: the larger of the two);
+  kernel's own peak for the main process: the larger of the two) of a cold build (an empty site cache,
+  ``bench.site._cache``), and the time of the same build again on the cache it filled (*warm*);
 * the built site's size and file count, its largest HTML page (size and name) and the search index's size;
 * ``serve``: seconds from writing one new record file (atomically, as ``bench run`` does) to ``mkdocs serve``
-  serving that record's page (sizes up to ``--serve-max``);
+  serving that record's page (sizes up to ``--serve-max``; the cache as the builds above left it);
 * ``plain``: the same build for a plain MkDocs site (``benchmarks/plain_site.py``: Material, search, the same
   Markdown extensions, no benchbook hooks) with as many trivial pages as benchbook's site has HTML pages, and the
   ratio benchbook / plain: benchbook's own share.
@@ -73,6 +74,7 @@ class Row:
     largest_page_kib: float
     search_index_kib: float
     serve_s: float | None = None
+    warm_build_s: float | None = None  # the same build again, with the cache the first one filled
     plain_build_s: float | None = None
     plain_peak_rss_mib: float | None = None
     notes: list[str] = field(default_factory=list)
@@ -121,8 +123,9 @@ def run_measured(cmd: list[str], cwd: Path, env: dict[str, str]) -> Run:
     return Run(elapsed, max(peak[0], usage.ru_maxrss * 1024), proc.returncode, text)
 
 
-def mkdocs_env(records: Path) -> dict[str, str]:
-    return dict(os.environ, **ENV, BENCHBOOK_RECORDS_DIR=str(records))
+def mkdocs_env(records: Path, cache: Path | None = None) -> dict[str, str]:
+    """The build's environment: the records folder, and the site cache's folder (``off`` without one)."""
+    return dict(os.environ, **ENV, BENCHBOOK_RECORDS_DIR=str(records), BENCHBOOK_CACHE_DIR=str(cache or "off"))
 
 
 def build(config: Path, site: Path, env: dict[str, str]) -> Run:
@@ -183,14 +186,14 @@ def _wait_for(url: str, needle: str, deadline: float, proc: subprocess.Popen[byt
     return None
 
 
-def serve_delay(records: Path, n: int, timeout: float) -> tuple[float | None, str]:
+def serve_delay(records: Path, n: int, timeout: float, cache: Path) -> tuple[float | None, str]:
     """Seconds from writing record n+1 into ``records`` to ``mkdocs serve`` serving its page (None: not within
     ``timeout`` after the first build)."""
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}", "-f", str(ROOT / "mkdocs.yml")]
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=mkdocs_env(records), stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=mkdocs_env(records, cache), stdout=log, stderr=subprocess.STDOUT)
         try:
             if _wait_for(f"{base}/", "benchbook", time.perf_counter() + timeout, proc) is None:
                 log.seek(0)
@@ -221,7 +224,8 @@ def serve_delay(records: Path, n: int, timeout: float) -> tuple[float | None, st
 
 def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain: bool) -> Row:
     site = work / f"site-{kind}-{n}"
-    run = build(ROOT / "mkdocs.yml", site, mkdocs_env(records))
+    cache = work / f"cache-{kind}-{n}"  # empty: the first build is a cold one
+    run = build(ROOT / "mkdocs.yml", site, mkdocs_env(records, cache))
     stats = site_stats(site)
     row = Row(
         kind=kind,
@@ -236,6 +240,9 @@ def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain:
         search_index_kib=round(stats.search_index / 1024, 1),
     )
     shutil.rmtree(site)
+    warm = build(ROOT / "mkdocs.yml", site, mkdocs_env(records, cache))
+    row.warm_build_s = round(warm.seconds, 2)
+    shutil.rmtree(site)
     if plain:
         project = work / f"plain-{n}"
         config = write_plain_site(project, stats.pages)
@@ -243,8 +250,8 @@ def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain:
         row.plain_build_s = round(prun.seconds, 2)
         row.plain_peak_rss_mib = round(prun.peak_rss / 2**20, 1)
         shutil.rmtree(project)
-    if serve:
-        delay, why = serve_delay(records, n, timeout=max(120.0, 4 * run.seconds))
+    if serve:  # on the cache the builds above filled, as a user's second `mkdocs serve` finds it
+        delay, why = serve_delay(records, n, timeout=max(120.0, 4 * run.seconds), cache=cache)
         row.serve_s = round(delay, 2) if delay is not None else None
         if why:
             row.notes.append(why)
@@ -259,6 +266,7 @@ def table(rows: list[Row]) -> str:
     head = [
         "records",
         "build s",
+        "warm build s",
         "peak RSS MiB",
         "site MiB",
         "pages",
@@ -274,6 +282,7 @@ def table(rows: list[Row]) -> str:
         cells = [
             f"{r.records:,} {r.kind}",
             _cell(r.build_s),
+            _cell(r.warm_build_s),
             _cell(r.peak_rss_mib, ".0f"),
             _cell(r.site_mib),
             f"{r.pages:,}",
@@ -342,7 +351,7 @@ def profile(n: int, work: Path, top: int) -> None:
     out = work / "build.prof"
     cmd = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "mkdocs", "build", "--strict", "-q"]
     cmd += ["-f", str(ROOT / "mkdocs.yml"), "-d", str(work / "site-profile")]
-    run = run_measured(cmd, ROOT, mkdocs_env(records))
+    run = run_measured(cmd, ROOT, mkdocs_env(records, work / "cache-profile"))
     if run.returncode != 0:
         raise SystemExit(f"profiled build failed:\n{run.output[-4000:]}")
     print(f"\nProfile of one {n}-record build ({run.seconds:.1f} s under cProfile):\n")

@@ -65,6 +65,7 @@ def _site_table(result: Mapping[str, Any]) -> str:
     header = [
         "Records",
         "Build (s)",
+        "Warm build (s)",
         "Peak RSS (MiB)",
         "Site (MiB)",
         "Pages",
@@ -80,6 +81,7 @@ def _site_table(result: Mapping[str, Any]) -> str:
             [
                 f"{_num(r.get('records'), ',d')} {md_text(r.get('kind', ''))}",
                 _num(r.get("build_s")),
+                _num(r.get("warm_build_s")),
                 _num(r.get("peak_rss_mib"), ",.0f"),
                 _num(r.get("site_mib")),
                 _num(r.get("pages"), ",d"),
@@ -118,7 +120,8 @@ def _site_section(results: Mapping[str, Any]) -> list[str]:
     parts = ["## The site: build, size and `mkdocs serve`", ""]
     parts.append(
         "Synthetic records shaped like the H200 measurements (about 50 experiments, four variants, repeats; generated "
-        "when the benchmark runs, never committed) built with `mkdocs build --strict`; *serve* is the time from "
+        "when the benchmark runs, never committed) built with `mkdocs build --strict`, first on an empty site cache "
+        "(*build*), then again on the cache that build filled (*warm build*); *serve* is the time from "
         "writing one new record file to `mkdocs serve` serving its page; *plain* is a plain MkDocs site (Material, "
         "search, the same Markdown extensions, no benchbook) with as many trivial pages, so *build ÷ plain* is "
         "benchbook's own share. On a shared machine the times move with its load; the ratio moves less."
