@@ -33,6 +33,7 @@ from ._paths import (
     record_page,
 )
 from ._record_page import site_record_markdown
+from ._records_pages import RECORDS_PER_PAGE, records_list_pages, sharded_records_index
 from ._records_table import records_table
 from ._reliability import RELIABILITY_PAGE, reliability_markdown
 from ._shortcodes import shortcode_comparisons
@@ -43,9 +44,11 @@ __all__ = ["experiments_index", "records_index", "site_pages"]
 FILTER_COLUMNS = "Experiment,Variant,Engine,GPU"
 
 
-def records_index(site: SiteData) -> str:
+def records_index(site: SiteData, per_page: int = RECORDS_PER_PAGE) -> str:
     page = RECORDS_INDEX
     n = len(site.records)
+    if n > per_page:
+        return sharded_records_index(site, per_page)
     parts = [
         "# Records",
         "",
@@ -84,9 +87,10 @@ def experiments_index(site: SiteData) -> str:
     return "# Experiments\n\n" + (table or "*No experiments yet.*") + "\n"
 
 
-def site_pages(site: SiteData) -> Iterator[tuple[str, str]]:
+def site_pages(site: SiteData, *, records_per_page: int = RECORDS_PER_PAGE) -> Iterator[tuple[str, str]]:
     """Every generated file as (docs-relative path, content)."""
-    yield RECORDS_INDEX, records_index(site)
+    yield RECORDS_INDEX, records_index(site, records_per_page)
+    yield from records_list_pages(site, records_per_page)
     yield EXPERIMENTS_INDEX, experiments_index(site)
     yield DEAD_ENDS_INDEX, dead_ends_index(site.dead_ends, site.errors)
     yield HISTORY_INDEX, history_index(site)
