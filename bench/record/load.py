@@ -141,6 +141,10 @@ def parse_record(data: Any, path: Path | str) -> Record:
     found = non_finite_field(data)
     if found is not None:
         raise RecordError(path, found[0], f"a finite number (got {found[1]}: JSON has no NaN or Infinity)")
+    return _migrated_and_validated(data, path)
+
+
+def _migrated_and_validated(data: dict[str, Any], path: Path | str) -> Record:
     data = migrate(data, path)
     try:
         return Record.model_validate(data)
@@ -150,7 +154,10 @@ def parse_record(data: Any, path: Path | str) -> Record:
 
 def load_record(path: Path, *, check_layout: bool = True) -> LoadedRecord:
     raw = read_text_file(path, RecordError)
-    record = parse_record(loads_json(raw, path), path)
+    data = loads_json(raw, path)  # refuses NaN and Infinity already: no second walk over every value
+    if not isinstance(data, dict):
+        raise RecordError(path, "", f"a JSON object, got {type(data).__name__}")
+    record = _migrated_and_validated(data, path)
     if check_layout:
         if path.stem != record.id:
             raise RecordError(path, "id", f"the file name without .json ({path.stem!r}), got {record.id!r}")
