@@ -152,6 +152,8 @@ class SiteCache:
         if entry is None:
             return load_record(path), None
         loaded = LoadedRecord(record=Record.model_validate_json(entry["record"]), path=path, raw=text)
+        if entry["shown"] is None:  # nothing was redacted: the site shows the record as read
+            return loaded, loaded
         shown = LoadedRecord(record=Record.model_validate_json(entry["shown"]), path=path, raw=entry["raw"] or text)
         return loaded, shown
 
@@ -160,7 +162,7 @@ class SiteCache:
         key = self._record_key(rel, loaded.raw)
         entry = {
             "record": loaded.record.model_dump_json(),
-            "shown": shown.record.model_dump_json(),
+            "shown": None if shown is loaded else shown.record.model_dump_json(),
             "raw": shown.raw if shown.raw != loaded.raw else None,
         }
         self._put("record", key, entry)
