@@ -174,7 +174,7 @@ def record_markdown(
             [list(r) for r in environment_rows(record.environment, claimed=lambda f: claimed_mark(record, f))],
         ),
         "",
-        topology_block(record.environment),
+        *(part for part in (topology_block(record.environment),) if part),
         server_section(record),
         *(part for part in (observed_section_if_any(record),) if part),
         workload_section(record),
