@@ -4,7 +4,8 @@ For an added record it picks, from the records already on the base branch,
 
 * the latest COMPARABLE one: same experiment, same variant, same ``bench.compare.fingerprint``;
 * if the record is a candidate, the latest record of the experiment's baseline variant (``benchbook.yaml``'s, else
-  a variant named ``baseline``).
+  a variant named ``baseline``) that is comparable with it (no context difference beyond the experiment's
+  treatment), or, when none is, the latest of that variant (the report then says the pair is not comparable).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def pairings(
     base_records: Mapping[str, Record],
     fingerprint: Callable[[Record], str],
     baselines: Mapping[str, str],
+    comparable: Callable[[Record, Record], bool] | None = None,
 ) -> list[Pairing]:
     same_exp = [(p, r) for p, r in base_records.items() if r.experiment == record.experiment]
     fp = fingerprint(record)
@@ -61,7 +63,9 @@ def pairings(
     ]
     baseline = baselines.get(record.experiment, "baseline" if record.variant != "baseline" else None)
     if baseline is not None and baseline != record.variant:
-        base = _latest([(p, r) for p, r in same_exp if r.variant == baseline])
+        of_baseline = [(p, r) for p, r in same_exp if r.variant == baseline]
+        fits = [(p, r) for p, r in of_baseline if comparable(r, record)] if comparable is not None else []
+        base = _latest(fits) or _latest(of_baseline)
         out.append(
             Pairing("baseline", base[0], base[1])
             if base

@@ -14,7 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.compare import Comparison, Flag, compare_records, fingerprint, flags, render_comparison_json
+from bench.compare import (
+    Comparison,
+    Flag,
+    compare_records,
+    context_warnings,
+    fingerprint,
+    flags,
+    render_comparison_json,
+)
 from bench.dataframe import frame_rows, record_cells
 from bench.record import Record
 from bench.redact import redact_text, redact_value
@@ -77,6 +85,10 @@ def build_report(check: CheckResult) -> Report:
     settings, settings_error = gate_settings(check.repo_root)
     baselines = baseline_variants(settings)
     thresholds = settings.regression
+
+    def comparable(a: Record, b: Record) -> bool:
+        return not context_warnings(a, b, settings.treatment_for(b.experiment))
+
     out: list[RecordReport] = []
     for added in check.added:
         rec = added.record
@@ -88,7 +100,7 @@ def build_report(check: CheckResult) -> Report:
         )
         entries = [
             ComparisonEntry(p, compare_records([p.against], [rec], settings=settings) if p.against else None)
-            for p in pairings(rec, check.base_records, fingerprint, baselines)
+            for p in pairings(rec, check.base_records, fingerprint, baselines, comparable=comparable)
         ]
         found = [f for f in flags([*history, rec], thresholds) if f.record_id == rec.id]
         regressions = RegressionCheck(len(history), thresholds.min_history, found)

@@ -179,3 +179,16 @@ def test_report_fits_a_comment_limit(with_settings: GitRepo, add_record: Callabl
     assert "Details of 1 record(s) left out to fit a PR comment" in cut
     tiny = render_markdown(report, max_chars=200)
     assert "1 record(s) and the details of all left out" in tiny and "**Valid:**" not in tiny
+
+
+def test_the_baseline_pairing_prefers_a_comparable_record(ngram_repo: tuple[GitRepo, str]) -> None:
+    """records/h200-ngram holds baselines of two contexts: 20261130T2344…-7f0c1c8 (prompts repeated as written,
+    like the added NGRAM record) and the newer 20261201T153220Z-baseline-af22612 (unique prefixes). The report
+    compares with the newest comparable one, not the newest one."""
+    repo, _rel = ngram_repo
+    report = build_report(run_check(repo.root, "main"))
+    rec = next(r for r in report.records if r.record.id == NGRAM)
+    (base,) = [e for e in rec.comparisons if e.pairing.kind == "baseline"]
+    assert base.pairing.against is not None
+    assert base.pairing.against.id == "20261130T234426Z-baseline-7f0c1c8"
+    assert base.comparison is not None and base.comparison.comparable
