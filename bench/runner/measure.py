@@ -91,7 +91,9 @@ def _environment(cfg: RunConfig, server_env: Mapping[str, str], *, launched: boo
         python = cfg.binary or "python3"
     elif cfg.engine == "sglang" and cfg.binary and loopback(cfg.url or ""):
         python = cfg.binary
-    env = capture_environment(server_env, engine_python=python)
+    # the GPUs this host has are the server's only when the server runs here (launched, or a loopback URL)
+    on_this_host = launched or loopback(cfg.url or "")
+    env = capture_environment(server_env, engine_python=python, gpus=on_this_host)
     set_vars = {k: redact_value(k, v) for k, v in cfg.server_env.items()}
     return env.model_copy(update={"env_vars": {**env.env_vars, **set_vars}})
 

@@ -412,3 +412,14 @@ def test_commit_shipped_with_a_copied_tree_is_used_when_there_is_no_git(monkeypa
     assert got.commit == sha and got.dirty is False
     monkeypatch.setenv("BENCHBOOK_COMMIT", "not-a-sha")
     assert capture_benchbook().commit != "not-a-sha"
+
+
+def test_a_server_on_another_host_gets_no_gpu_facts_from_this_one() -> None:
+    """Attached to a server elsewhere, this host's GPUs are not the server's: nothing from nvidia-smi is kept
+    (and nvidia-smi is not even asked)."""
+    run = fake_run()
+    env = capture_environment({}, run=run, host_info=False, gpus=False)
+    assert env.gpu.count is None and env.gpu.model is None and env.gpu.devices == [] and env.topology is None
+    assert not [c for c in run.calls if c[0] == "nvidia-smi"]  # type: ignore[attr-defined]
+    here = capture_environment({}, run=fake_run(), host_info=False)
+    assert here.gpu.count == 2 and len(here.gpu.devices) == 2 and here.topology is not None

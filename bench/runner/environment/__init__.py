@@ -21,7 +21,7 @@ from typing import Any
 
 from bench import __version__
 from bench.record.model import Benchbook, Environment
-from bench.redact import redact_text
+from bench.redact import redact_text, redact_value
 
 from ._allowlist import ALLOWED_NAMES, ALLOWED_PREFIXES, SLURM_NAMES, allowed_variables
 from ._engine_probe import ENGINE_DISTRIBUTIONS, ENGINE_PROBE, parse_engine_probe
@@ -74,17 +74,19 @@ def capture_environment(
     engine_python: str | None = None,
     run: Runner | None = None,
     host_info: bool = True,
+    gpus: bool = True,
 ) -> Environment:
     """Capture GPU, CUDA/NCCL, engine versions, allow-listed variables and host info.
 
     ``environ`` defaults to ``os.environ``; ``run`` to :func:`default_run`. ``engine_python`` is the
     interpreter the engine is launched with (e.g. ``python3`` for SGLang); without it, engine, FlashInfer and
     PyTorch versions, CUDA runtime and NCCL version are left unknown rather than read from an interpreter
-    the engine may not use. ``features`` is left empty: the orchestration merges the server's switches.
+    the engine may not use. ``gpus=False`` (a server on another host) leaves the GPU facts and topology unknown:
+    this host's GPUs are not the server's. ``features`` is left empty: the orchestration merges the server's switches.
     """
     env = os.environ if environ is None else environ
     runner = run or default_run
-    smi = runner(smi_query())
+    smi = runner(smi_query()) if gpus else None
     gpu = parse_nvidia_smi(smi)
     probe = runner([engine_python, "-c", ENGINE_PROBE]) if engine_python else None
     versions, cuda, nccl, engine_py = parse_engine_probe(probe)
@@ -96,6 +98,7 @@ def capture_environment(
             info["driver_cuda_version"] = driver_cuda
     if engine_py is not None:
         info["engine_python"] = engine_py
+    gpu = gpu.model_copy(update={"devices": [redact_value("devices", d) for d in gpu.devices]})
     return Environment(
         gpu=gpu,
         topology=redact_text(topology) if topology is not None else None,
