@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,8 +169,9 @@ def load_record(path: Path, *, check_layout: bool = True) -> LoadedRecord:
     return LoadedRecord(record=record, path=path, raw=raw)
 
 
-def load_records(root: Path) -> LoadResult:
-    """Load every ``root/<experiment>/*.json``. Bad files become errors; good ones still load."""
+def load_records(root: Path, *, load: Callable[[Path], LoadedRecord] = load_record) -> LoadResult:
+    """Load every ``root/<experiment>/*.json`` with ``load`` (a cache may pass its own). Bad files become errors;
+    good ones still load."""
     result = LoadResult()
     if not root.is_dir():
         return result
@@ -180,7 +182,7 @@ def load_records(root: Path) -> LoadResult:
             result.errors.append(RecordError(path, "", "a record at records/<experiment>/<id>.json"))
             continue
         try:
-            loaded = load_record(path)
+            loaded = load(path)
         except RecordError as exc:
             result.errors.append(exc)
             continue

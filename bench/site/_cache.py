@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,9 +27,10 @@ from typing import Any
 import numpy
 import pydantic
 
+from bench.atomic_write import write_atomic
 from bench.errors import read_text_file
 from bench.record.errors import RecordError
-from bench.record.load import LoadedRecord, LoadResult, load_record
+from bench.record.load import LoadedRecord, LoadResult, load_record, load_records
 from bench.record.model import Record
 
 __all__ = ["CACHE_ENV", "SiteCache", "code_version", "default_cache_dir"]
@@ -93,11 +93,7 @@ class SiteCache:
     def _put(self, kind: str, key: str, value: Any) -> None:
         path = self._path(kind, key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(value, fh, separators=(",", ":"))
-            os.replace(tmp, path)
+            write_atomic(path, json.dumps(value, separators=(",", ":")))
         except OSError:  # a read-only or full disk costs speed, never the build
             return
 
@@ -109,37 +105,24 @@ class SiteCache:
         """``bench.record.load.load_records(root)`` and each record as ``shown`` makes it (the site's redaction),
         the pair read from the cache when the file's path and bytes are unchanged. A ``RecordError`` raised by
         ``shown`` becomes one of the result's errors, as the uncached path reports it."""
-        result = LoadResult()
+        fresh: dict[Path, LoadedRecord | None] = {}
+
+        def load(path: Path) -> LoadedRecord:
+            loaded, fresh[path] = self._record(path, path.relative_to(root).as_posix())
+            return loaded
+
+        result = load_records(root, load=load)  # the walk, the layout and duplicate-id checks: bench.record's
         out: list[LoadedRecord] = []
-        if not root.is_dir():
-            return result, out
-        seen: dict[str, Path] = {}
-        for path in sorted(root.rglob("*.json")):
-            rel = path.relative_to(root)
-            if len(rel.parts) != 2:
-                result.errors.append(RecordError(path, "", "a record at records/<experiment>/<id>.json"))
-                continue
-            try:
-                loaded, redacted = self._record(path, rel.as_posix())
-            except RecordError as exc:
-                result.errors.append(exc)
-                continue
-            rid = loaded.record.id
-            if rid in seen:
-                result.errors.append(RecordError(path, "id", f"a unique id; {rid!r} is also used by {seen[rid]}"))
-                continue
-            seen[rid] = path
-            result.records.append(loaded)
+        for loaded in result.records:
+            redacted = fresh.get(loaded.path)
             if redacted is None:
                 try:
                     redacted = shown(loaded)
                 except RecordError as exc:
                     result.errors.append(exc)
                     continue
-                self._remember(rel.as_posix(), loaded, redacted)
+                self._remember(loaded.path.relative_to(root).as_posix(), loaded, redacted)
             out.append(redacted)
-        result.records.sort(key=lambda r: (r.record.created_at, r.record.id))
-        out.sort(key=lambda r: (r.record.created_at, r.record.id))
         return result, out
 
     @staticmethod
