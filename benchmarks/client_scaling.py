@@ -66,7 +66,7 @@ def run(
 
     def parse(run_dir: Path) -> dict[str, Any]:
         r = json.loads((run_dir / "result.json").read_text())
-        return {k: r[k] for k in ("requests", "failed", "errors", "tool_tok_s")}
+        return {k: r.get(k) for k in ("requests", "failed", "errors", "tool_tok_s", "event_loop")}
 
     return run_client(
         "benchbook", command, parse, concurrency=c, round_no=processes, work=work / label,
@@ -92,6 +92,7 @@ def row(r: Run, processes: int, base: float | None, **extra: Any) -> dict[str, A
         "failed": j["failed"],
         "ok": r.ok,
         "lag_ms": j["lag_ms"],
+        "event_loop": r.result.get("event_loop"),  # bench.runner.event_loop: uvloop where installed
         **extra,
     }
 
@@ -146,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     load_end = os.getloadavg()
     table = Table(
         title=f"sharded client: C={args.concurrency}, {args.output_tokens} tokens, server on {args.server_processes} "
-        f"process(es), {usable_cores()} cores, load {load_start[0]:.1f} -> {load_end[0]:.1f}"
+        f"process(es), {usable_cores()} cores, load {load_start[0]:.1f} -> {load_end[0]:.1f}, "
+        f"event loop {', '.join(sorted({str(r_.get('event_loop')) for r_ in [*rows, half_row]}))}"
     )
     for col in ("client processes", "tok/s (server)", "tok/s (client)", "× 1 process", "CPU s/1k tok",
                 "client CPU %", "server CPU %", "failed", "lag p50/p99 ms"):  # fmt: skip

@@ -26,7 +26,7 @@ import contextlib
 import urllib.request
 from collections.abc import Mapping
 from time import monotonic, perf_counter_ns
-from typing import Protocol
+from typing import Protocol, cast
 from urllib.parse import urlsplit
 
 __all__ = ["BrokenResponse", "ConnectFailed", "Http1Pool", "Origin", "Sink", "Stale", "lean_origin"]
@@ -128,8 +128,8 @@ class _Conn(asyncio.Protocol):
 
     # -- asyncio callbacks ----------------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # a stream transport (uvloop's is not an asyncio.Transport subclass, but has its methods)
+        self.transport = cast(asyncio.Transport, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.drain()  # what was read before the close is parsed first

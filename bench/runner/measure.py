@@ -12,7 +12,6 @@ cannot even be created, 130 interrupted.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 import shlex
@@ -33,6 +32,8 @@ from ._claims import reconcile
 from ._progress import SweepProgress
 from .config import RunConfig
 from .engines import EngineBase
+from .event_loop import EventLoopError, chosen_loop
+from .event_loop import run as run_on_loop
 from .launcher import LaunchError, ServerProcess, free_port, interrupts_raise
 from .prompts import PromptSet
 from .sweep import RecordWriteError, SweepState, create, initial_record, now_utc, run_sweep
@@ -55,6 +56,11 @@ def measure(
 ) -> int:
     """Measure ``cfg`` ``repeat`` times (records sharing ``run_group``, else a fresh one); the exit status."""
     cfg = cfg.model_copy(update={"run_group": run_group or run_group_for(cfg, now_utc())})
+    try:
+        chosen_loop()  # a bad $BENCHBOOK_EVENT_LOOP stops the run before anything is launched or written
+    except EventLoopError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     worst = EXIT_OK
     for _ in range(repeat):
         try:
@@ -183,7 +189,7 @@ def execute(
                         state.fail(str(mismatch_error(rec, intro.observed, base_url, launched=True)), process.tail())
                         return _done(progress, state)
                 with progress:
-                    asyncio.run(
+                    run_on_loop(
                         run_sweep(
                             state,
                             cfg,

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .client import StreamingClient
+from .event_loop import chosen_loop, run, watch_readable
 from .load_generator import LevelRun, run_level
 from .request import RequestResult, RequestSpec, build_request
 
@@ -79,6 +80,7 @@ class _Options:
     headers: dict[str, str]
     continuous_usage: bool
     keepalive_expiry_s: float
+    event_loop: str = "asyncio"
 
 
 # -- the worker process ------------------------------------------------------------------------------------------
@@ -89,7 +91,7 @@ def _worker(conn: multiprocessing.connection.Connection, options: _Options) -> N
     ("abort", reason), ("stop",). Out: ("result", RequestResult) as each finishes (on_result's order; the
     ones cancelled in flight last), ("done", aborted, cpu_s, order), ("error", text); ``order[k]`` is the
     position among this phase's "result" messages of the result of the phase's spec ``k``."""
-    asyncio.run(_serve(conn, options))
+    run(_serve(conn, options), loop=options.event_loop)
 
 
 async def _serve(conn: multiprocessing.connection.Connection, options: _Options) -> None:
@@ -114,7 +116,7 @@ async def _serve(conn: multiprocessing.connection.Connection, options: _Options)
         with contextlib.suppress(OSError):  # the parent is gone; readable() stops this shard
             conn.send(message)
 
-    loop.add_reader(conn.fileno(), readable)
+    watch_readable(loop, conn.fileno(), readable)
     client = StreamingClient(
         options.base_url,
         max_connections=options.max_connections,
@@ -181,9 +183,12 @@ class ShardedClient:
         self.processes = processes
         self.max_connections = max_connections
         self.base_url = base_url
+        self.event_loop = chosen_loop()  # every shard runs on it (bench.runner.event_loop)
         self.last_cpu_s = 0.0  # CPU seconds of the shards during the last run_level (both phases)
         per_shard = max(split_concurrency(max_connections, processes))
-        options = _Options(base_url, per_shard, timeout_s, dict(headers or {}), continuous_usage, keepalive_expiry_s)
+        options = _Options(
+            base_url, per_shard, timeout_s, dict(headers or {}), continuous_usage, keepalive_expiry_s, self.event_loop
+        )
         package_root = str(Path(__file__).resolve().parents[2])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
         self._conns: list[multiprocessing.connection.Connection] = []
@@ -242,7 +247,7 @@ class ShardedClient:
         loop = asyncio.get_running_loop()
         wake = asyncio.Event()
         for i in active:
-            loop.add_reader(self._conns[i].fileno(), wake.set)
+            watch_readable(loop, self._conns[i].fileno(), wake.set)
         try:
             while pending:
                 await wake.wait()

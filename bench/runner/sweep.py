@@ -43,6 +43,7 @@ from ._outcome import AbortPolicy, finish_record, stopped_level
 from ._workload import cache_policy, prefix_marker, with_marker
 from .client import StreamingClient
 from .config import RunConfig
+from .event_loop import running_loop
 from .launcher import crash_cause, deferred_signals
 from .load_generator import LevelRun, run_level
 from .metrics import summarize_level
@@ -312,7 +313,8 @@ async def run_sweep(
 
             run, wall_s, cpu_s = await _level(client, specs, step.concurrency, warm, on_result, policy)
             processes = client.processes_for(step.concurrency) if isinstance(client, ShardedClient) else 1
-            load = client_load(run, wall_s, cpu_s).model_copy(update={"processes": processes})
+            loop = client.event_loop if isinstance(client, ShardedClient) else running_loop()
+            load = client_load(run, wall_s, cpu_s).model_copy(update={"processes": processes, "event_loop": loop})
             if server is not None and any(not r.ok for r in run.results) and server.is_alive():
                 await _settle(server)  # a crash shows as failed requests first, as a process exit a moment later
             # a server that died while requests failed is the reason, even where the failures (connection refused,

@@ -15,7 +15,6 @@ same token (``--timestamps``).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -25,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bench.runner.client import StreamingClient  # noqa: E402
+from bench.runner.event_loop import run as run_on_loop  # noqa: E402
+from bench.runner.event_loop import running_loop  # noqa: E402
 from bench.runner.load_generator import LevelRun, run_level  # noqa: E402
 from bench.runner.request import RequestSpec  # noqa: E402
 from bench.runner.shards import ShardedClient  # noqa: E402
@@ -52,6 +53,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     throughput = tokens / (level_run.window_ns / 1e9) if level_run.window_ns > 0 else None
     result: dict[str, Any] = {
         "client": "benchbook",
+        "event_loop": running_loop(),  # the shards run on the same (bench.runner.event_loop)
         "requests": len(level_run.results),
         "ok": len(level_run.results) - len(failed),
         "failed": len(failed),
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--timestamps", type=Path, default=None, help="write each request's chunk receipt times here")
     args = p.parse_args(argv)
-    result = asyncio.run(run(args))
+    result = run_on_loop(run(args))
     args.out.write_text(json.dumps(result) + "\n")
     return 0 if result["failed"] == 0 else 1
 

@@ -17,6 +17,7 @@ import pytest
 
 from bench.record.load import load_record
 from bench.runner.client import StreamingClient
+from bench.runner.event_loop import chosen_loop
 from bench.runner.load_generator import LevelRun, run_level
 from bench.runner.request import RequestResult, RequestSpec
 from bench.runner.shards import ShardedClient, shared_clock, split_concurrency, split_requests
@@ -208,6 +209,7 @@ def test_bench_run_with_client_processes_writes_one_record_that_says_so(tmp_path
         assert level.requests_completed == requests and level.requests_failed == 0
         assert level.output_tokens is not None and level.output_tokens.total == requests * 10
         assert level.client is not None and level.client.processes == processes  # C=1: one process measured it
+        assert level.client.event_loop == chosen_loop()  # the shards' loop, as this environment chooses it
         assert level.client.token_events == (requests + requests // 3) * 10  # warm-up included, every shard
 
 

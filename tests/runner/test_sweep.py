@@ -21,6 +21,7 @@ from bench.record.model import Level, Server
 from bench.record.store import new_record_id
 from bench.runner.config import RunConfig, load_config
 from bench.runner.engines import get_engine
+from bench.runner.event_loop import chosen_loop
 from bench.runner.launcher import ServerProcess, free_port, group_alive
 from bench.runner.prompts import load_prompt_set
 from bench.runner.request import RequestResult
@@ -134,6 +135,7 @@ def test_sweep_matches_known_truth_and_validates(tmp_path: Path) -> None:
         chunks_per_request = -(-OUT_TOKENS // PER_CHUNK)
         assert lv.client is not None and lv.client.token_events == (requests + warm) * chunks_per_request
         assert lv.client.wall_s > 0 and lv.client.cpu_percent >= 0
+        assert lv.client.event_loop == chosen_loop()
 
 
 def test_repeat_writes_records_sharing_a_fresh_run_group(tmp_path: Path) -> None:

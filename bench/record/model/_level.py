@@ -143,6 +143,10 @@ class ClientLoad(Strict):
         ge=1,
         description="client processes that measured the level (the sharded client; None: one, before this field)",
     )
+    event_loop: Literal["uvloop", "asyncio"] | None = Field(
+        default=None,
+        description="the event loop the client ran on (bench.runner.event_loop; None: asyncio's, before this field)",
+    )
 
 
 class Level(Strict):
