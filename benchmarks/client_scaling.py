@@ -9,14 +9,19 @@ server's CPU. Then the timestamp lag at about half the highest rate: the server 
 every ``itl`` ms, chosen so that C streams offer half the ceiling) and each token's receipt time is set against
 its send time (both CLOCK_MONOTONIC), p50/p99.
 
-The paced run must not measure CPU oversubscription instead of the client: a paced stream costs the server a timer
-and a write per token (several times its zero-delay cost per token), and every busy process beyond the cores
-delays some receipt by a scheduler time slice (milliseconds). So it runs on its own split of the cores, stated in
-the result: the server on ``--paced-server-processes`` (default half the cores), the client on
-``--paced-processes`` (default: the best row's count, at most the cores left after the server's, less one for the
-kernel's network work and this script). The offered rate stays half the ceiling the rows measured; the goal is
-not changed. ``--paced-itl-ms`` sets the pacing by hand (a rate a small machine can hold); the lag goal is then
-not judged (it is defined at half the ceiling).
+The paced run must not measure CPU oversubscription instead of the client: every busy process beyond the cores
+delays some receipt by a scheduler time slice (milliseconds). So the server paces as a batched engine does
+(``--paced-pace step``, default: one ticker per server process writes every active stream's next chunk each ``itl``
+ms, as a decode step emits a token for every running request; a write per token, not a timer and a task wake-up
+per stream and token as ``--paced-pace stream`` costs), and the run has its own split of the cores, stated in the
+result: the server on ``--paced-server-processes`` (default a quarter of the cores with step pacing, half with
+stream pacing), the client on ``--paced-processes`` (default: the best row's count, at most the cores left after
+the server's, less one for the kernel's network work and this script). The offered rate stays half the ceiling the
+rows measured; the goal is not changed. ``--paced-itl-ms`` sets the pacing by hand (a rate a small machine can
+hold); the lag goal is then not judged (it is defined at half the ceiling).
+
+The client runs on the event loop ``bench run`` would use here (``bench.runner.event_loop``: uvloop where installed);
+each row states it.
 
 Needs only the repository, Python >= 3.11, httpx and rich (no pydantic): it runs on the H200 image as it is.
 
@@ -111,7 +116,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--label", default=None, help="the machine in words, for the site (e.g. 'H200 host, 16 cores')")
     p.add_argument("--goal-scaling", type=float, default=4.0, help="goal: best rate / the 1-process rate")
     p.add_argument("--goal-lag-p99-ms", type=float, default=1.0, help="goal: p99 timestamp lag at half the ceiling")
-    p.add_argument("--paced-server-processes", type=int, default=None, help="paced run's server (default: cores/2)")
+    p.add_argument(
+        "--paced-pace",
+        choices=["step", "stream"],
+        default="step",
+        help="paced run's server: step = one ticker per process, every stream's next chunk per tick (a batched "
+        "engine's decode step); stream = a timer per stream and token",
+    )
+    p.add_argument(
+        "--paced-server-processes",
+        type=int,
+        default=None,
+        help="paced run's server (default: cores/4 step, cores/2 stream)",
+    )
     p.add_argument("--paced-processes", type=int, default=None, help="paced run's client (default: see above)")
     p.add_argument("--paced-itl-ms", type=float, default=None, help="pace by hand (the lag goal is then not judged)")
     args = p.parse_args(argv)
@@ -136,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         best_n, best = max(runs, key=lambda x: x[1].server_tok_s)
         # half the ceiling: C streams, one token every itl ms each -> C * 1000 / itl tok/s offered
         itl = args.paced_itl_ms or args.concurrency * 1000 / (best.server_tok_s / 2)
-        paced = ["--ttft-ms", f"{itl:.4f}", "--itl-ms", f"{itl:.4f}", "--loop", "select"]
+        paced = ["--ttft-ms", f"{itl:.4f}", "--itl-ms", f"{itl:.4f}", "--loop", "select", "--pace", args.paced_pace]
         paced_server, paced_n, rule = paced_split(args, best_n)
         console.print(f"paced run: itl {itl:.3f} ms; {rule}")
         half = run(args, Path(tmp), paced_n, paced, "half", paced_server)
@@ -201,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
 def paced_split(args: argparse.Namespace, best_n: int) -> tuple[int, int, str]:
     """The paced run's server and client process counts, and the rule that chose them, in words."""
     cores = usable_cores()
-    server = args.paced_server_processes or max(1, cores // 2)
+    server = args.paced_server_processes or max(1, cores // (4 if args.paced_pace == "step" else 2))
     room = max(1, cores - server - 1)
     client = args.paced_processes or min(best_n, room)
     how = "given" if args.paced_processes else f"min(best row {best_n}, {cores} cores - {server} server - 1)"

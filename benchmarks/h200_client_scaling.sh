@@ -8,8 +8,10 @@
 # (SO_REUSEPORT), the sharded client on PROCS client processes (default 1 2 4 8 12 where there are >= 16 cores),
 # C=512, 8x512 measured + 512 warm-up requests of 256 tokens per row, then one paced run at half the highest
 # rate for the timestamp lag, on its own split of the cores so that no process waits for a core: the server on
-# PACED_SERVER_PROCS (default half the cores: a paced token costs the server a timer and a write), the client on
-# PACED_PROCS (default min(best row, cores - PACED_SERVER_PROCS - 1)); the log and the result state the split.
+# PACED_SERVER_PROCS (default a quarter of the cores: the server paces as a batched engine's decode steps, one
+# ticker per process), the client on PACED_PROCS (default min(best row, cores - PACED_SERVER_PROCS - 1)); the log
+# and the result state the split. EXTRA_SITE: a folder put on PYTHONPATH after the repository (e.g. uvloop unpacked
+# from its wheel, as the GPU extra installs it with SGLang); the client runs on the loop bench run would choose.
 # Goals (issue 13): >= 4x the 1-process rate; p99 lag < 1 ms at half the ceiling.
 #
 # Writes under $OUT (the device copies it back): client-scaling-h200.json (the result file, format in
@@ -31,13 +33,13 @@ if [[ -z ${PROCS:-} ]]; then
     ((cores >= 16)) && PROCS="1 2 4 8 12"
 fi
 SERVER_PROCS=${SERVER_PROCS:-$(((cores + 3) / 4))}
-PACED_SERVER_PROCS=${PACED_SERVER_PROCS:-$((cores / 2))}
+PACED_SERVER_PROCS=${PACED_SERVER_PROCS:-$((cores / 4))}
 CONCURRENCY=${CONCURRENCY:-512}
 REQUESTS=${REQUESTS:-8}
 TOKENS=${TOKENS:-256}
 
 # the modules the benchmark imports, from the machine's python alone (PYTHONPATH = the repository only)
-export PYTHONPATH=$ROOT
+export PYTHONPATH=$ROOT${EXTRA_SITE:+:$EXTRA_SITE}
 if ! "$PY" - <<'EOF' >"$OUT/machine.txt" 2>&1; then
 import importlib.metadata as md, sys
 missing = []
@@ -55,6 +57,8 @@ for dist in ("httpx", "httpcore", "h11", "anyio", "rich"):
     except md.PackageNotFoundError:
         pass
 import bench.runner.shards, bench.runner.client, bench.testing.testserver  # the harness's modules import here
+from bench.runner.event_loop import chosen_loop
+print("event loop", chosen_loop())
 if missing:
     print("MISSING:", ", ".join(missing))
     sys.exit(1)

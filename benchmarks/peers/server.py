@@ -29,7 +29,7 @@ import bench.testing.testserver._server as server_module  # noqa: E402
 from bench.testing.testserver import StreamLog, TestServer, TestServerConfig, Truth, precise_event_loop  # noqa: E402
 from bench.testing.testserver._wire import Events, response_head, sse  # noqa: E402
 
-__all__ = ["NamedStreamServer", "main"]
+__all__ = ["NamedStreamServer", "StepPacer", "main"]
 
 server_module.MAX_STREAM_LOGS = 10_000_000  # every stream of a benchmark run (a few MB of integers)
 
@@ -43,6 +43,49 @@ def first_word(body: dict[str, Any]) -> str:
     return words[0] if words else ""
 
 
+class StepPacer:
+    """Paced streams as a batched engine emits them: one tick every ``itl`` seconds (one timer for the whole
+    process, deadlines on the loop's clock so ticks do not drift), and at each tick the next chunk of every active
+    stream, written back to back, each stamped just before its write. Per token it costs a write, not a timer and a
+    task wake-up per stream, so the server needs a fraction of the cores the per-stream pacing does."""
+
+    def __init__(self, itl_s: float) -> None:
+        self.itl_s = itl_s
+        self._streams: list[tuple[asyncio.StreamWriter, list[bytes], list[int], asyncio.Future[bool]]] = []
+        self._next: float | None = None
+
+    def add(self, writer: asyncio.StreamWriter, parts: list[bytes], emit: list[int]) -> asyncio.Future[bool]:
+        """Stream ``parts`` (each one chunk) from the next tick on; the future is True when all are written."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[bool] = loop.create_future()
+        self._streams.append((writer, list(reversed(parts)), emit, done))
+        if self._next is None:
+            self._next = loop.time() + self.itl_s
+            loop.call_at(self._next, self._tick)
+        return done
+
+    def _tick(self) -> None:
+        loop = asyncio.get_running_loop()
+        keep = []
+        for writer, left, emit, done in self._streams:
+            if writer.transport.is_closing():
+                done.set_result(False)
+                continue
+            emit.append(perf_counter_ns())
+            writer.write(left.pop())
+            if left:
+                keep.append((writer, left, emit, done))
+            else:
+                done.set_result(True)
+        self._streams = keep
+        if not keep:
+            self._next = None
+            return
+        assert self._next is not None
+        self._next = max(self._next + self.itl_s, loop.time())
+        loop.call_at(self._next, self._tick)
+
+
 class NamedStreamServer(TestServer):
     """The test server; ``names[t0_ns]`` is the first word of the prompt of the stream that began at ``t0_ns``."""
 
@@ -51,6 +94,7 @@ class NamedStreamServer(TestServer):
         self.names: dict[int, str] = {}
         self._bodies: dict[tuple[Any, ...], list[bytes]] = {}  # zero delay: rendered chunks per request shape
         self.writes = "chunk"
+        self.pacer: StepPacer | None = None  # --pace step: paced streams through one ticker
 
     async def _generate(
         self,
@@ -78,7 +122,8 @@ class NamedStreamServer(TestServer):
         chunk by chunk, a send() per chunk, and is then the limit), rendered once per request shape (the answer
         depends only on the route, the options, the prompt's length and the output length); each chunk's send time
         is that write's."""
-        if cfg.ttft_ms or cfg.itl_ms or cfg.role_chunk or api == "generate":
+        paced = cfg.ttft_ms or cfg.itl_ms
+        if (paced and self.pacer is None) or cfg.role_chunk or api == "generate":
             return await super()._stream(writer, api, body, cfg, truth, prompt, origin, keep_alive)
         options = body.get("stream_options") or {}
         include_usage = cfg.usage and bool(options.get("include_usage"))
@@ -98,6 +143,12 @@ class NamedStreamServer(TestServer):
             self._bodies[key] = parts
         log = StreamLog(api, origin[1], chunk_tokens=list(truth.chunk_tokens))
         self.stats.streams.append(log)
+        if self.pacer is not None and paced:
+            writer.write(parts[0])
+            ok = await self.pacer.add(writer, parts[1:], log.emit_ns)
+            self.stats.chunks += len(log.emit_ns)
+            await writer.drain()
+            return keep_alive and ok
         if self.writes == "burst":
             log.emit_ns = [perf_counter_ns()] * len(truth.chunk_tokens)
             writer.write(b"".join(parts))
@@ -149,6 +200,14 @@ def main(argv: list[str] | None = None) -> int:
         "step = one write per chunk, every stream's chunk k before any stream's k+1, as a batched engine's decode "
         "steps; burst = a whole answer in one write",
     )
+    p.add_argument(
+        "--pace",
+        choices=["stream", "step"],
+        default="stream",
+        help="with --itl-ms: stream = a timer per stream and token (the test server's pacing); step = one ticker "
+        "per process writing every active stream's next chunk each itl ms, as a batched engine's decode steps "
+        "(the first chunk comes at the first tick: --ttft-ms is not used)",
+    )
     p.add_argument("--dump", type=Path, required=True, help="write the stream log here on SIGTERM")
     p.add_argument(
         "--processes",
@@ -169,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
             loop.add_signal_handler(sig, stop.set)
         server = NamedStreamServer(config, args.host, args.port)
         server.writes = args.writes
+        if args.pace == "step" and args.itl_ms > 0:
+            server.pacer = StepPacer(args.itl_ms / 1e3)
         await server.start(reuse_port=reuse)
         others = []
         for i in range(1, args.processes):
