@@ -4,7 +4,8 @@
 described in ``benchmarks/README.md``): ``site-build.json`` (``benchmarks/site_build.py``: the site's build, size
 and ``mkdocs serve`` against a plain MkDocs site; ``site-build-before.json`` is the same script's run before the
 site was optimized), ``clients.json`` (``benchmarks/clients.py``: the client beside its peers) and
-``client-scaling.json`` (``benchmarks/client_scaling.py``: the sharded client). Every table names the machine, the
+``client-scaling.json`` (``benchmarks/client_scaling.py``: the sharded client; ``client-scaling-h200.json``: the same
+script on the H200 host, ``benchmarks/h200_client_scaling.sh``). Every table names the machine, the
 date and the commit it was measured on; a missing file is said to be missing, never filled in.
 """
 
@@ -22,7 +23,13 @@ from ._escape import md_text
 __all__ = ["PERFORMANCE_PAGE", "RESULT_FILES", "load_results", "performance_markdown"]
 
 PERFORMANCE_PAGE = "performance.md"
-RESULT_FILES = ("site-build-before.json", "site-build.json", "clients.json", "client-scaling.json")
+RESULT_FILES = (
+    "site-build-before.json",
+    "site-build.json",
+    "clients.json",
+    "client-scaling.json",
+    "client-scaling-h200.json",
+)
 
 # The site's goals (issue 13): records -> (build seconds, peak RSS MiB); serve at 1,000; the largest page.
 SITE_GOALS = {1000: (15.0, None), 10000: (90.0, 2048.0)}
@@ -185,10 +192,10 @@ def _clients_section(result: Mapping[str, Any] | None) -> list[str]:
     return parts
 
 
-def _scaling_section(result: Mapping[str, Any] | None) -> list[str]:
-    parts = ["## The sharded client", ""]
+def _scaling_section(result: Mapping[str, Any] | None, name: str, heading: str) -> list[str]:
+    parts = [f"## {heading}", ""]
     if result is None:
-        return [*parts, "*Not measured yet: `benchmarks/results/client-scaling.json` is missing.*"]
+        return [*parts, f"*Not measured yet: `benchmarks/results/{name}` is missing.*"]
     if "error" in result:
         return [*parts, f"*{md_text(result['error'])}*"]
     parts += [_measured(result, "benchmarks/client_scaling.py"), ""]
@@ -210,6 +217,21 @@ def _scaling_section(result: Mapping[str, Any] | None) -> list[str]:
             ]
         )
     parts.append(md_table(header, rows, align=["l", "r", "r", "r", "r", "r"]) or "*No rows.*")
+    if isinstance(half, dict) and half.get("offered_tok_s") is not None:
+        loops = sorted({str(r["event_loop"]) for r in [*runs, half] if r.get("event_loop")})
+        parts += [
+            "",
+            f"Paced run: one token every {_num(half.get('itl_ms'), '.3f')} ms per stream, "
+            f"{_num(half.get('offered_tok_s'), ',.0f')} tok/s offered, {_num(half.get('server_tok_s'), ',.0f')} "
+            f"served; {md_text(str(half.get('split', '')))}."
+            + (f" Client event loop: {md_text(', '.join(loops))}." if loops else ""),
+        ]
+    goals = result.get("goals") or {}
+    if goals:
+        parts.append("")
+        for key, goal in goals.items():
+            verdict = {True: "met", False: "**not met**"}.get(goal.get("met"), "not measured")
+            parts.append(f"- {md_text(key)} ({md_text(str(goal.get('target', '')))}): {verdict} ({goal.get('value')})")
     return parts
 
 
@@ -226,7 +248,11 @@ def performance_markdown(results: Mapping[str, Any]) -> str:
         "",
         *_clients_section(results.get("clients.json")),
         "",
-        *_scaling_section(results.get("client-scaling.json")),
+        *_scaling_section(results.get("client-scaling.json"), "client-scaling.json", "The sharded client"),
+        "",
+        *_scaling_section(
+            results.get("client-scaling-h200.json"), "client-scaling-h200.json", "The sharded client on the H200 host"
+        ),
         "",
     ]
     return "\n".join(parts)

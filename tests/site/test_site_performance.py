@@ -67,6 +67,29 @@ def test_client_tables_come_from_their_files(tmp_path: Path) -> None:
     assert "| 8 | 200,000 | 4.44× | 0.0300 | 0 | — |" in page
     assert "| 8 (paced at half the ceiling) | 100,000 | — | 0.0300 | 0 | 0.20 / 0.80 ms |" in page
     assert "benchbook commit `unknown`" in page
+    assert "*Not measured yet: `benchmarks/results/client-scaling-h200.json` is missing.*" in page
+
+
+def test_the_h200_scaling_file_has_its_own_table_with_the_paced_run_and_the_goals(tmp_path: Path) -> None:
+    h200 = {"kind": "benchbook-client-scaling", "version": 1, "date": "2026-12-01T17:40:00Z", "commit": "f1b5de3c9539",
+            "dirty": False, "machine": {**MACHINE, "cores": 16},
+            "rows": [{"client_processes": 1, "server_tok_s": 127194.0, "vs_one_process": 1.0, "failed": 0,
+                      "cpu_s_per_1k_tokens": 0.0079, "lag_ms": None, "event_loop": "uvloop"}],
+            "half_ceiling": {"client_processes": 11, "server_tok_s": 440087.3, "cpu_s_per_1k_tokens": 0.018,
+                             "failed": 0, "lag_ms": {"p50": 0.05, "p99": 0.63, "n": 9}, "itl_ms": 0.9583,
+                             "offered_tok_s": 534294, "split": "server 4 process(es), client 11",
+                             "event_loop": "uvloop"},
+            "goals": {"scaling": {"target": ">= 4x", "value": 8.401, "met": True},
+                      "lag_p99_half_ceiling_ms": {"target": "< 1 ms", "value": 0.63, "met": True}}}  # fmt: skip
+    _write(tmp_path, "client-scaling-h200.json", h200)
+    page = performance_markdown(load_results(tmp_path))
+    section = page.split("## The sharded client on the H200 host", 1)[1]
+    assert "benchbook commit `f1b5de3c9539`" in section
+    assert "| 11 (paced at half the ceiling) | 440,087 | — | 0.0180 | 0 | 0.05 / 0.63 ms |" in section
+    assert r"534,294 tok/s offered, 440,087 served; server 4 process\(es\), client 11." in section
+    assert "Client event loop: uvloop." in section
+    assert r"- lag\_p99\_half\_ceiling\_ms (&lt; 1 ms): met (0.63)" in section
+    assert "*Not measured yet: `benchmarks/results/client-scaling.json` is missing.*" in page  # the other one
 
 
 def test_missing_and_broken_files_are_said_so(tmp_path: Path) -> None:
