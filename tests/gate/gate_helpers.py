@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,36 +12,11 @@ SHIPPED = PROJECT / "records" / "eagle-fast-verify"
 EAGLE = "20261130T231000Z-eagle3-339e97f"
 BASELINE = "20261130T231000Z-baseline-797fdbd"
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Ada Tester",
-    "GIT_AUTHOR_EMAIL": "ada@example.invalid",
-    "GIT_COMMITTER_NAME": "Ada Tester",
-    "GIT_COMMITTER_EMAIL": "ada@example.invalid",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "git"))
 
+from git_helpers import Repo as GitRepo  # noqa: E402  (the one real-repository helper of the tests)
 
-class GitRepo:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def git(self, *args: str, env: dict[str, str] | None = None) -> str:
-        full_env = {**os.environ, **GIT_ENV, **(env or {})}
-        done = subprocess.run(["git", *args], cwd=self.root, env=full_env, check=True, capture_output=True, text=True)
-        return done.stdout
-
-    def commit_all(self, message: str, *, date: str | None = None) -> str:
-        self.git("add", "-A")
-        env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else None
-        self.git("commit", "-q", "-m", message, env=env)
-        return self.git("rev-parse", "HEAD").strip()
-
-    def write_json(self, rel: str, data: Any) -> Path:
-        path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        return path
+__all__ = ["BASELINE", "EAGLE", "PROJECT", "SHIPPED", "GitRepo", "new_record", "shipped"]
 
 
 def shipped(record_id: str = EAGLE) -> dict[str, Any]:

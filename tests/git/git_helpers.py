@@ -1,4 +1,5 @@
-"""A real git repository for the ``bench.git`` tests, driven through the git CLI."""
+"""A real git repository driven through the git CLI: the one helper of the git, gate and campaign tests (they import
+it from here)."""
 
 from __future__ import annotations
 
@@ -23,9 +24,10 @@ class Repo:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def git(self, *args: str, date: str | None = None) -> str:
-        env = {**os.environ, **GIT_ENV, **({"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else {})}
-        done = subprocess.run(["git", *args], cwd=self.root, env=env, check=True, capture_output=True, text=True)
+    def git(self, *args: str, date: str | None = None, env: dict[str, str] | None = None) -> str:
+        dated = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else {}
+        full = {**os.environ, **GIT_ENV, **dated, **(env or {})}
+        done = subprocess.run(["git", *args], cwd=self.root, env=full, check=True, capture_output=True, text=True)
         return done.stdout
 
     def write(self, rel: str, data: Any) -> Path:
@@ -33,6 +35,10 @@ class Repo:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(data if isinstance(data, str) else json.dumps(data) + "\n", encoding="utf-8")
         return path
+
+    def write_json(self, rel: str, data: Any) -> Path:
+        """``data`` as indented JSON (as records are written) at ``rel``."""
+        return self.write(rel, json.dumps(data, indent=2) + "\n")
 
     def commit_all(self, message: str, *, date: str | None = None) -> str:
         self.git("add", "-A")

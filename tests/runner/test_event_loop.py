@@ -103,13 +103,10 @@ def test_watch_readable_keeps_the_blocking_mode_and_still_wakes() -> None:
         b.close()
 
 
-def test_bench_run_with_a_bad_event_loop_stops_before_launching_and_writes_nothing(tmp_path: Path) -> None:
-    prompts = tmp_path / "prompts.jsonl"
-    prompts.write_text(
-        '{"name": "tiny", "description": "t", "license": "CC0-1.0", "source": "tests"}\n'
-        '{"id": "a", "messages": [{"role": "user", "content": "Add two numbers."}]}\n',
-        encoding="utf-8",
-    )
+def test_bench_run_with_a_bad_event_loop_stops_before_launching_and_writes_nothing(
+    tmp_path: Path, tiny_prompts: Path
+) -> None:
+    prompts = tiny_prompts
     config = {
         "experiment": "loop-test", "variant": "one", "engine": "testserver", "prompt_set": str(prompts),
         "server_args": {"output-tokens": 4}, "levels": [1], "requests_per_level": 2, "min_requests": 1,

@@ -181,13 +181,8 @@ def test_a_shard_that_dies_fails_the_level(arun: Runner) -> None:
     assert seen == len([r for r in run.results if r.error_kind != "cancelled"])
 
 
-def test_bench_run_with_client_processes_writes_one_record_that_says_so(tmp_path: Path) -> None:
-    prompts = tmp_path / "prompts.jsonl"
-    prompts.write_text(
-        '{"name": "tiny", "description": "t", "license": "CC0-1.0", "source": "tests"}\n'
-        '{"id": "a", "messages": [{"role": "user", "content": "Add two numbers."}]}\n',
-        encoding="utf-8",
-    )
+def test_bench_run_with_client_processes_writes_one_record_that_says_so(tmp_path: Path, tiny_prompts: Path) -> None:
+    prompts = tiny_prompts
     config = {
         "experiment": "shards-test", "variant": "two", "engine": "testserver", "prompt_set": str(prompts),
         "server_args": {"ttft-ms": 20, "itl-ms": 2, "output-tokens": 10},

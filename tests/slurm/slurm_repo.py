@@ -2,54 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[2]
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Ada Tester",
-    "GIT_AUTHOR_EMAIL": "ada@example.invalid",
-    "GIT_COMMITTER_NAME": "Ada Tester",
-    "GIT_COMMITTER_EMAIL": "ada@example.invalid",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "git"))
 
+from git_helpers import GIT_ENV, Repo  # noqa: E402  (the one real-repository helper of the tests)
 
-class Repo:
-    """A real git repository driven through the git CLI."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def git(self, *args: str) -> str:
-        env = {**os.environ, **GIT_ENV}
-        done = subprocess.run(["git", *args], cwd=self.root, env=env, check=True, capture_output=True, text=True)
-        return done.stdout
-
-    def commit_all(self, message: str) -> str:
-        self.git("add", "-A")
-        self.git("commit", "-q", "-m", message)
-        return self.git("rev-parse", "HEAD").strip()
-
-    def state(self) -> dict[str, str]:
-        """What a user's checkout is: HEAD (symbolic and resolved), the index file's bytes, the work tree."""
-        index = self.root / ".git" / "index"
-        tree = {
-            str(p.relative_to(self.root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(self.root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(self.root).parts
-        }
-        return {
-            "head": self.git("symbolic-ref", "HEAD").strip(),
-            "head_sha": self.git("rev-parse", "HEAD").strip(),
-            "index": hashlib.sha256(index.read_bytes()).hexdigest(),
-            "staged": self.git("diff", "--cached", "--name-status"),
-            "worktree": repr(sorted(tree.items())),
-        }
+__all__ = ["GIT_ENV", "PROJECT", "Repo", "project_repo"]
 
 
 def project_repo(root: Path, *, site: bool = False) -> Repo:
