@@ -26,7 +26,7 @@ from ._bootstrap import bootstrap_ratio
 from ._context import context_of, fingerprint
 from ._envdiff import environment_diff
 from ._evidence import classify, estimate_of, level_winner
-from ._interval import side_figure
+from ._interval import SideFigure, side_figures
 from ._result import Comparison, ContextWarning, ExcludedLevel, LevelComparison, MetricComparison, Ratio
 from ._sides import SideLevels, side_levels
 from ._verdict import verdict_sentence
@@ -68,13 +68,10 @@ def _compare_metric(
     spec: Figure,
     la: Sequence[Level],
     lb: Sequence[Level],
-    key: str,
+    fa: SideFigure | None,
+    fb: SideFigure | None,
     settings: Settings,
-    n_boot: int,
-    seed: int,
 ) -> MetricComparison | None:
-    fa = side_figure(spec, la, n_boot, seed, key, "a")
-    fb = side_figure(spec, lb, n_boot, seed, key, "b")
     if fa is None and fb is None:
         return None
 
@@ -198,10 +195,13 @@ def _level_row(
     reason = "; ".join(reasons) or None
     metrics: tuple[MetricComparison, ...] = ()
     if not (sa.failed or sb.failed):
+        # each side's figures in one bootstrap; the sides on their own streams ("a", "b"): independent draws
+        fa = side_figures(COMPARED, sa.levels, n_boot, seed, "a")
+        fb = side_figures(COMPARED, sb.levels, n_boot, seed, "b")
         metrics = tuple(
             m
             for spec in COMPARED
-            if (m := _compare_metric(spec, sa.levels, sb.levels, first.key, settings, n_boot, seed)) is not None
+            if (m := _compare_metric(spec, sa.levels, sb.levels, fa[spec.key], fb[spec.key], settings)) is not None
         )
     winner = level_winner(metrics) if reason is None and verdict_allowed else "none"
     return LevelComparison(

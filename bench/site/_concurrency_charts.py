@@ -54,7 +54,7 @@ def _banded(
     for key, levels in by_key.items():
         x = float(levels[0].concurrency or 0)
         iv = (
-            level_interval(metric.key, levels, confidence=confidence, label=f"{name}/{key}")
+            level_interval(metric.key, levels, confidence=confidence)
             if len(levels) > 1
             else None
         )
