@@ -16,7 +16,7 @@ settings are ``bench.settings``. Everything public is exported here; the modules
 
 from __future__ import annotations
 
-from ._comparison import compare_records, context_warnings
+from ._comparison import RatioIntervals, compare_records, context_warnings
 from ._context import CONTEXT_FIELDS, context_of, fingerprint, render_context_table_markdown, role_of
 from ._envdiff import FieldDiff, environment_diff, flatten_record
 from ._evidence import classify, floor_text, level_winner
@@ -56,6 +56,7 @@ __all__ = [
     "MarkdownStyle",
     "MetricComparison",
     "Ratio",
+    "RatioIntervals",
     "RepeatSpread",
     "SpreadSummary",
     "classify",

@@ -31,7 +31,7 @@ from ._result import Comparison, ContextWarning, ExcludedLevel, LevelComparison,
 from ._sides import SideLevels, side_levels
 from ._verdict import verdict_sentence
 
-__all__ = ["compare_records", "context_warnings"]
+__all__ = ["RatioIntervals", "compare_records", "context_warnings"]
 
 INFO_PREFIXES = ("server.", "environment.", "model.", "draft_model.", "workload.")
 
@@ -64,6 +64,15 @@ def _missing_note(spec: Figure, lacking: str, present: str, levels: Sequence[Lev
     return f"{note}; the {lacking} states no {spec.label}"
 
 
+class _NotKnown(Exception):
+    """Intervals given for a level lack a figure: the level is bootstrapped after all."""
+
+
+RatioIntervals = dict[str, dict[str, list[float] | None]]
+"""Level key → figure key → the ratio's interval [lo, hi] (None: a resampled baseline figure is zero): what the
+bootstrap gave a comparison, kept so that the same comparison need not bootstrap again (``compare_records``)."""
+
+
 def _compare_metric(
     spec: Figure,
     la: Sequence[Level],
@@ -71,6 +80,7 @@ def _compare_metric(
     fa: SideFigure | None,
     fb: SideFigure | None,
     settings: Settings,
+    known: dict[str, list[float] | None],
 ) -> MetricComparison | None:
     if fa is None and fb is None:
         return None
@@ -105,14 +115,19 @@ def _compare_metric(
     if fa.point == 0:
         return out(None, None, None, "no ratio: the baseline figure is zero")
     value = fb.point / fa.point
-    if fa.boot is None or fb.boot is None:
-        missing = " and ".join(side for side, f in (("baseline", fa), ("candidate", fb)) if f.boot is None)
+    if fa.method == "point" or fb.method == "point":
+        missing = " and ".join(side for side, f in (("baseline", fa), ("candidate", fb)) if f.method == "point")
         note = f"point estimate, no interval: the {missing} records hold no per-request samples and no repeated runs"
         return out(value, None, None, note)
-    interval = bootstrap_ratio(fa.boot, fb.boot, settings.comparison.confidence)
+    if spec.key not in known:
+        if fa.boot is None or fb.boot is None:
+            raise _NotKnown(spec.key)
+        found = bootstrap_ratio(fa.boot, fb.boot, settings.comparison.confidence)
+        known[spec.key] = None if found is None else [found[1], found[2]]
+    interval = known[spec.key]
     if interval is None:
         return out(value, None, None, "point estimate, no interval: a resampled baseline figure is zero")
-    return out(value, interval[1], interval[2], None)
+    return out(value, interval[0], interval[1], None)
 
 
 def _levels_by_key(records: Sequence[Record]) -> dict[str, list[Level]]:
@@ -182,6 +197,28 @@ def _side_notes(baseline: Sequence[Record], candidate: Sequence[Record], treatme
     return notes + capacity_notes(a0, b0)
 
 
+def _level_metrics(
+    sa: SideLevels,
+    sb: SideLevels,
+    settings: Settings,
+    n_boot: int,
+    seed: int,
+    known: dict[str, list[float] | None] | None,
+) -> tuple[dict[str, list[float] | None], tuple[MetricComparison, ...]]:
+    """Each side's figures in one bootstrap (none when the level's intervals are ``known``), the sides on their own
+    streams ("a", "b"): independent draws. Returns the ratio intervals and the compared figures."""
+    found: dict[str, list[float] | None] = {} if known is None else dict(known)
+    draw = known is None
+    fa = side_figures(COMPARED, sa.levels, n_boot, seed, "a", draw=draw)
+    fb = side_figures(COMPARED, sb.levels, n_boot, seed, "b", draw=draw)
+    metrics = tuple(
+        m
+        for spec in COMPARED
+        if (m := _compare_metric(spec, sa.levels, sb.levels, fa[spec.key], fb[spec.key], settings, found)) is not None
+    )
+    return found, metrics
+
+
 def _level_row(
     first: Level,
     sa: SideLevels,
@@ -190,21 +227,19 @@ def _level_row(
     n_boot: int,
     seed: int,
     verdict_allowed: bool,
-) -> LevelComparison:
+    known: dict[str, list[float] | None] | None,
+) -> tuple[LevelComparison, dict[str, list[float] | None]]:
     reasons = [f"{side}: {s.reason}" for side, s in (("baseline", sa), ("candidate", sb)) if s.reason]
     reason = "; ".join(reasons) or None
     metrics: tuple[MetricComparison, ...] = ()
+    found: dict[str, list[float] | None] = {}
     if not (sa.failed or sb.failed):
-        # each side's figures in one bootstrap; the sides on their own streams ("a", "b"): independent draws
-        fa = side_figures(COMPARED, sa.levels, n_boot, seed, "a")
-        fb = side_figures(COMPARED, sb.levels, n_boot, seed, "b")
-        metrics = tuple(
-            m
-            for spec in COMPARED
-            if (m := _compare_metric(spec, sa.levels, sb.levels, fa[spec.key], fb[spec.key], settings)) is not None
-        )
+        try:
+            found, metrics = _level_metrics(sa, sb, settings, n_boot, seed, known)
+        except _NotKnown:
+            found, metrics = _level_metrics(sa, sb, settings, n_boot, seed, None)
     winner = level_winner(metrics) if reason is None and verdict_allowed else "none"
-    return LevelComparison(
+    row = LevelComparison(
         first.key,
         first.concurrency,
         first.label,
@@ -213,6 +248,7 @@ def _level_row(
         reason,
         failed=sa.failed or sb.failed,
     )
+    return row, found
 
 
 def compare_records(
@@ -223,11 +259,15 @@ def compare_records(
     n_boot: int = 2000,
     seed: int = 0,
     cross_context: bool | None = None,
+    ratio_intervals: RatioIntervals | None = None,
 ) -> Comparison:
     """Compare candidate runs with baseline runs (ratio = candidate / baseline) at every shared level.
 
     Each side should be one configuration: its records' contexts are checked against each other too.
     ``cross_context`` forces a verdict for a pair that differs in context (None: the experiment's setting).
+    ``ratio_intervals``: the bootstrap's intervals of an earlier call with the same records, settings, ``n_boot``
+    and ``seed``; a level found there is not bootstrapped again, and a level computed is added to it (so a caller
+    can keep it: the site's cache does).
     """
     if not baseline or not candidate:
         raise ValueError("compare_records needs at least one baseline and one candidate record")
@@ -246,7 +286,12 @@ def compare_records(
     excluded: list[ExcludedLevel] = []
     for key in shared:
         sa, sb = side_levels(levels_a[key], cs.min_requests), side_levels(levels_b[key], cs.min_requests)
-        row = _level_row(levels_a[key][0], sa, sb, settings, n_boot, seed, verdict_allowed=not warnings or forced)
+        known = ratio_intervals.get(key) if ratio_intervals is not None else None
+        row, found = _level_row(
+            levels_a[key][0], sa, sb, settings, n_boot, seed, verdict_allowed=not warnings or forced, known=known
+        )
+        if ratio_intervals is not None:
+            ratio_intervals[key] = found
         rows.append(row)
         if row.excluded:
             excluded.append(ExcludedLevel(key, row.excluded, row.name))

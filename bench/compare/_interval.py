@@ -73,7 +73,9 @@ class SideFigure:
     approximate: bool = False
 
 
-def _from_stated(spec: Figure, levels: Sequence[Level], n_boot: int, source: Stream) -> SideFigure | None:
+def _from_stated(
+    spec: Figure, levels: Sequence[Level], n_boot: int, source: Stream, draw: bool = True
+) -> SideFigure | None:
     stated = [m for lv in levels if (m := spec.metric(lv)) is not None]
     if not stated:
         return None
@@ -83,17 +85,21 @@ def _from_stated(spec: Figure, levels: Sequence[Level], n_boot: int, source: Str
     if n is None:
         n = pooled([completed_requests(lv) for lv in levels])
     if len(stated) >= 2 and len(stated) == len(levels):
-        res = bootstrap_side(
-            [RunValues(values=values, kind="mean")], n_boot, stream(source.seed, *source.labels, "runs")
-        )
+        if not draw:
+            return SideFigure(float(np.mean(values)), None, n, len(values), "runs", approx)
+        runs = stream(source.seed, *source.labels, "runs")
+        res = bootstrap_side([RunValues(values=values, kind="mean")], n_boot, runs)
         return SideFigure(res.point, res, n, len(values), "runs", approx)
     return SideFigure(sum(values) / len(values), None, n, len(values), "point", approx)
 
 
 def side_figures_many(
-    jobs: Sequence[tuple[Sequence[Figure], Sequence[Level]]], n_boot: int, seed: int, *labels: str
+    jobs: Sequence[tuple[Sequence[Figure], Sequence[Level]]], n_boot: int, seed: int, *labels: str, draw: bool = True
 ) -> list[dict[str, SideFigure | None]]:
-    """:func:`side_figures` of many sides at once (one bootstrap batch: see ``_bootstrap.bootstrap_many``)."""
+    """:func:`side_figures` of many sides at once (one bootstrap batch: see ``_bootstrap.bootstrap_many``).
+
+    ``draw=False``: the same figures without their bootstrap (``boot`` is None, ``method`` says which one there
+    would be), for a caller that holds the intervals already."""
     source = stream(seed, *labels)
     outs: list[dict[str, SideFigure | None]] = []
     batch: list[list[list[RunValues]]] = []
@@ -103,13 +109,18 @@ def side_figures_many(
         sampled: list[Figure] = []
         figures: list[list[RunValues]] = []
         for spec in specs:
-            runs = [run_values(spec, lv) for lv in levels]
-            if levels and all(r is not None for r in runs):
+            found = [run_values(spec, lv) for lv in levels]
+            runs = [r for r in found if r is not None]
+            if levels and len(runs) == len(found):
                 sampled.append(spec)
-                figures.append([r for r in runs if r is not None])
+                figures.append(runs)
             else:
-                out[spec.key] = _from_stated(spec, levels, n_boot, source)
-        if sampled:
+                out[spec.key] = _from_stated(spec, levels, n_boot, source, draw)
+        if sampled and not draw:
+            for spec, given in zip(sampled, figures, strict=True):
+                point = float(np.mean([r.point() for r in given]))
+                out[spec.key] = SideFigure(point, None, sum(len(r.values) for r in given), len(given), "requests")
+        elif sampled:
             batch.append(figures)
             batched.append((len(outs), sampled))
         outs.append(out)
@@ -120,11 +131,11 @@ def side_figures_many(
 
 
 def side_figures(
-    specs: Sequence[Figure], levels: Sequence[Level], n_boot: int, seed: int, *labels: str
+    specs: Sequence[Figure], levels: Sequence[Level], n_boot: int, seed: int, *labels: str, draw: bool = True
 ) -> dict[str, SideFigure | None]:
     """Every figure of ``specs`` over these runs' levels by the rule of the module docstring (None: no run states
     it); the figures with per-request samples in every run are bootstrapped together (one resample per run)."""
-    return side_figures_many([(specs, levels)], n_boot, seed, *labels)[0]
+    return side_figures_many([(specs, levels)], n_boot, seed, *labels, draw=draw)[0]
 
 
 def side_figure(spec: Figure, levels: Sequence[Level], n_boot: int, seed: int, *labels: str) -> SideFigure | None:
