@@ -57,7 +57,8 @@ def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
 
 def flatten_record(record: Record) -> dict[str, Any]:
     """The record as dotted name -> JSON value (lists stay whole), without ``IGNORED_FIELDS``."""
-    data = record.model_dump(mode="json", exclude_none=True)
+    top = {f for f in IGNORED_FIELDS if "." not in f}  # never dumped: the levels and their samples are most of a record
+    data = record.model_dump(mode="json", exclude_none=True, exclude=top)
     out: dict[str, Any] = {}
     _flatten(data, "", out)
     return {
