@@ -68,9 +68,41 @@ class _NotKnown(Exception):
     """Intervals given for a level lack a figure: the level is bootstrapped after all."""
 
 
-RatioIntervals = dict[str, dict[str, list[float] | None]]
-"""Level key → figure key → the ratio's interval [lo, hi] (None: a resampled baseline figure is zero): what the
-bootstrap gave a comparison, kept so that the same comparison need not bootstrap again (``compare_records``)."""
+KeptLevel = dict[str, dict[str, list[Any] | None]]
+RatioIntervals = dict[str, KeptLevel]
+"""Level key → what the bootstrap and the per-request values gave that level of a comparison, kept so that the
+same comparison need not compute them again (``compare_records``): ``"ratios"``: figure key → the ratio's interval
+[lo, hi] (None: a resampled baseline figure is zero); ``"a"``/``"b"``: figure key → that side's figure as
+[point, requests, runs, method, approximate] (None: the side does not state it)."""
+
+
+def _kept_side(f: SideFigure | None) -> list[Any] | None:
+    return None if f is None else [f.point, f.requests, f.runs, f.method, f.approximate]
+
+
+def _side_of(kept: list[Any] | None) -> SideFigure | None:
+    if kept is None:
+        return None
+    point, requests, runs, method, approximate = kept
+    return SideFigure(float(point), None, requests, int(runs), method, bool(approximate))
+
+
+def _sides(
+    known: KeptLevel | None, sa: SideLevels, sb: SideLevels, n_boot: int, seed: int
+) -> tuple[dict[str, SideFigure | None], dict[str, SideFigure | None]]:
+    """Both sides' figures: as kept when ``known`` holds every compared figure of both, else computed (with their
+    bootstrap when nothing is known). The sides draw on their own streams ("a", "b"): independent draws."""
+    keys = {spec.key for spec in COMPARED}
+    if known is not None and all(keys <= set(known.get(side, {})) for side in ("a", "b")):
+        return (
+            {k: _side_of(known["a"][k]) for k in keys},
+            {k: _side_of(known["b"][k]) for k in keys},
+        )
+    draw = known is None
+    return (
+        side_figures(COMPARED, sa.levels, n_boot, seed, "a", draw=draw),
+        side_figures(COMPARED, sb.levels, n_boot, seed, "b", draw=draw),
+    )
 
 
 def _compare_metric(
@@ -80,7 +112,7 @@ def _compare_metric(
     fa: SideFigure | None,
     fb: SideFigure | None,
     settings: Settings,
-    known: dict[str, list[float] | None],
+    known: dict[str, list[Any] | None],
 ) -> MetricComparison | None:
     if fa is None and fb is None:
         return None
@@ -203,20 +235,23 @@ def _level_metrics(
     settings: Settings,
     n_boot: int,
     seed: int,
-    known: dict[str, list[float] | None] | None,
-) -> tuple[dict[str, list[float] | None], tuple[MetricComparison, ...]]:
-    """Each side's figures in one bootstrap (none when the level's intervals are ``known``), the sides on their own
-    streams ("a", "b"): independent draws. Returns the ratio intervals and the compared figures."""
-    found: dict[str, list[float] | None] = {} if known is None else dict(known)
-    draw = known is None
-    fa = side_figures(COMPARED, sa.levels, n_boot, seed, "a", draw=draw)
-    fb = side_figures(COMPARED, sb.levels, n_boot, seed, "b", draw=draw)
+    known: KeptLevel | None,
+) -> tuple[KeptLevel, tuple[MetricComparison, ...]]:
+    """The compared figures of one level, and what to keep of them (see :data:`RatioIntervals`); each side's
+    figures in one bootstrap, none when the level is ``known``."""
+    ratios: dict[str, list[Any] | None] = dict(known.get("ratios", {})) if known is not None else {}
+    fa, fb = _sides(known, sa, sb, n_boot, seed)
     metrics = tuple(
         m
         for spec in COMPARED
-        if (m := _compare_metric(spec, sa.levels, sb.levels, fa[spec.key], fb[spec.key], settings, found)) is not None
+        if (m := _compare_metric(spec, sa.levels, sb.levels, fa[spec.key], fb[spec.key], settings, ratios)) is not None
     )
-    return found, metrics
+    kept: KeptLevel = {
+        "ratios": ratios,
+        "a": {k: _kept_side(f) for k, f in fa.items()},
+        "b": {k: _kept_side(f) for k, f in fb.items()},
+    }
+    return kept, metrics
 
 
 def _level_row(
@@ -227,12 +262,12 @@ def _level_row(
     n_boot: int,
     seed: int,
     verdict_allowed: bool,
-    known: dict[str, list[float] | None] | None,
-) -> tuple[LevelComparison, dict[str, list[float] | None]]:
+    known: KeptLevel | None,
+) -> tuple[LevelComparison, KeptLevel]:
     reasons = [f"{side}: {s.reason}" for side, s in (("baseline", sa), ("candidate", sb)) if s.reason]
     reason = "; ".join(reasons) or None
     metrics: tuple[MetricComparison, ...] = ()
-    found: dict[str, list[float] | None] = {}
+    found: KeptLevel = {}
     if not (sa.failed or sb.failed):
         try:
             found, metrics = _level_metrics(sa, sb, settings, n_boot, seed, known)

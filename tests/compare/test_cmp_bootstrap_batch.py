@@ -3,6 +3,7 @@ products (the same numbers in any batch and any BLAS block), independent streams
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -150,19 +151,22 @@ def test_kept_ratio_intervals_give_the_same_comparison_without_a_bootstrap(monke
     base, cand = _pair()
     kept: RatioIntervals = {}
     fresh = compare_records(base, cand, ratio_intervals=kept)  # type: ignore[arg-type]
-    assert set(kept) == {"1", "8"} and all(v is not None for lv in kept.values() for v in lv.values())
-    assert kept["8"]["per_request_tok_s"] == [
-        fresh.levels[1].metric("per_request_tok_s").ratio.lo,  # type: ignore[union-attr]
-        fresh.levels[1].metric("per_request_tok_s").ratio.hi,  # type: ignore[union-attr]
-    ]
+    assert set(kept) == {"1", "8"} and all(v is not None for lv in kept.values() for v in lv["ratios"].values())
+    m = fresh.levels[1].metric("per_request_tok_s")
+    assert m is not None and kept["8"]["ratios"]["per_request_tok_s"] == [m.ratio.lo, m.ratio.hi]
+    assert kept["8"]["a"]["per_request_tok_s"] == [m.a, 80, 2, "requests", False]  # 2 runs of 40 requests
 
-    def no_bootstrap(*args: object, **kwargs: object) -> object:
-        raise AssertionError("bootstrapped although every interval was given")
+    def not_again(*args: object, **kwargs: object) -> object:
+        raise AssertionError("computed again although every figure and interval was given")
 
-    monkeypatch.setattr("bench.compare._interval.bootstrap_many", no_bootstrap)
-    again = compare_records(base, cand, ratio_intervals=kept)  # type: ignore[arg-type]
+    monkeypatch.setattr("bench.compare._interval.bootstrap_many", not_again)
+    monkeypatch.setattr("bench.compare._interval.run_values", not_again)
+    again = compare_records(base, cand, ratio_intervals=json.loads(json.dumps(kept)))  # type: ignore[arg-type]
     assert again == fresh
     monkeypatch.undo()
-    partial: RatioIntervals = {"1": kept["1"], "8": {"ttft_ms": kept["8"]["ttft_ms"]}}  # a level lacking figures
+    # a level lacking a figure's interval is bootstrapped again, with or without its sides kept
+    partial: RatioIntervals = json.loads(json.dumps(kept))
+    del partial["8"]["ratios"]["ttft_ms"]
+    partial["1"] = {"ratios": {"ttft_ms": kept["1"]["ratios"]["ttft_ms"]}}
     assert compare_records(base, cand, ratio_intervals=partial) == fresh  # type: ignore[arg-type]
     assert partial == kept
