@@ -26,7 +26,7 @@ from ._bootstrap import bootstrap_ratio
 from ._context import context_of, fingerprint
 from ._envdiff import environment_diff
 from ._evidence import classify, estimate_of, level_winner
-from ._interval import SideFigure, side_figures
+from ._interval import SideFigure, side_figures, side_figures_many
 from ._result import Comparison, ContextWarning, ExcludedLevel, LevelComparison, MetricComparison, Ratio
 from ._sides import SideLevels, side_levels
 from ._verdict import verdict_sentence
@@ -87,9 +87,10 @@ def _side_of(kept: list[Any] | None) -> SideFigure | None:
     return SideFigure(float(point), None, requests, int(runs), method, bool(approximate))
 
 
-def _sides(
-    known: KeptLevel | None, sa: SideLevels, sb: SideLevels, n_boot: int, seed: int
-) -> tuple[dict[str, SideFigure | None], dict[str, SideFigure | None]]:
+Sides = tuple[dict[str, SideFigure | None], dict[str, SideFigure | None]]
+
+
+def _sides(known: KeptLevel | None, sa: SideLevels, sb: SideLevels, n_boot: int, seed: int) -> Sides:
     """Both sides' figures: as kept when ``known`` holds every compared figure of both, else computed (with their
     bootstrap when nothing is known). The sides draw on their own streams ("a", "b"): independent draws."""
     keys = {spec.key for spec in COMPARED}
@@ -236,11 +237,12 @@ def _level_metrics(
     n_boot: int,
     seed: int,
     known: KeptLevel | None,
+    drawn: Sides | None = None,
 ) -> tuple[KeptLevel, tuple[MetricComparison, ...]]:
     """The compared figures of one level, and what to keep of them (see :data:`RatioIntervals`); each side's
-    figures in one bootstrap, none when the level is ``known``."""
+    figures in one bootstrap (``drawn``: done already), none when the level is ``known``."""
     ratios: dict[str, list[Any] | None] = dict(known.get("ratios", {})) if known is not None else {}
-    fa, fb = _sides(known, sa, sb, n_boot, seed)
+    fa, fb = drawn if drawn is not None and known is None else _sides(known, sa, sb, n_boot, seed)
     metrics = tuple(
         m
         for spec in COMPARED
@@ -263,6 +265,7 @@ def _level_row(
     seed: int,
     verdict_allowed: bool,
     known: KeptLevel | None,
+    drawn: Sides | None = None,
 ) -> tuple[LevelComparison, KeptLevel]:
     reasons = [f"{side}: {s.reason}" for side, s in (("baseline", sa), ("candidate", sb)) if s.reason]
     reason = "; ".join(reasons) or None
@@ -270,7 +273,7 @@ def _level_row(
     found: KeptLevel = {}
     if not (sa.failed or sb.failed):
         try:
-            found, metrics = _level_metrics(sa, sb, settings, n_boot, seed, known)
+            found, metrics = _level_metrics(sa, sb, settings, n_boot, seed, known, drawn)
         except _NotKnown:
             found, metrics = _level_metrics(sa, sb, settings, n_boot, seed, None)
     winner = level_winner(metrics) if reason is None and verdict_allowed else "none"
@@ -319,11 +322,25 @@ def compare_records(
     shared = sorted(levels_a.keys() & levels_b.keys(), key=lambda k: level_sort_key(levels_a[k][0]))
     rows: list[LevelComparison] = []
     excluded: list[ExcludedLevel] = []
+    sides = {k: (side_levels(levels_a[k], cs.min_requests), side_levels(levels_b[k], cs.min_requests)) for k in shared}
+    # every level still to bootstrap, each side in one batch (the same draws as level by level, computed at once)
+    fresh = [k for k in shared if not (sides[k][0].failed or sides[k][1].failed) and k not in (ratio_intervals or {})]
+    drawn_a = side_figures_many([(COMPARED, sides[k][0].levels) for k in fresh], n_boot, seed, "a")
+    drawn_b = side_figures_many([(COMPARED, sides[k][1].levels) for k in fresh], n_boot, seed, "b")
+    drawn = dict(zip(fresh, zip(drawn_a, drawn_b, strict=True), strict=True))
     for key in shared:
-        sa, sb = side_levels(levels_a[key], cs.min_requests), side_levels(levels_b[key], cs.min_requests)
+        sa, sb = sides[key]
         known = ratio_intervals.get(key) if ratio_intervals is not None else None
         row, found = _level_row(
-            levels_a[key][0], sa, sb, settings, n_boot, seed, verdict_allowed=not warnings or forced, known=known
+            levels_a[key][0],
+            sa,
+            sb,
+            settings,
+            n_boot,
+            seed,
+            verdict_allowed=not warnings or forced,
+            known=known,
+            drawn=drawn.get(key),
         )
         if ratio_intervals is not None:
             ratio_intervals[key] = found
