@@ -2,8 +2,9 @@
 with its bootstrap interval), the experiment pages (comparisons and charts with bands) and the history pages.
 
 In process, no MkDocs: synthetic records (``benchmarks/synthetic_records.py``) are written to a temporary folder,
-loaded once with a fresh site cache (:mod:`bench.site._cache`), and the generated pages are produced by iterating
-``bench.site.site_pages``, each page's time charged to its kind. Then the same again with the cache the first pass
+loaded once with a fresh site cache (:mod:`bench.site._cache`), then the rows are made and every experiment and
+history page (``--all-pages``: every generated file, by iterating ``bench.site.site_pages``, each file's time
+charged to its kind). Then the same again with the cache the first pass
 filled (warm: what ``mkdocs serve`` and a rebuild find). Run two versions back to back on the same records and
 compare the ratios: these 2-core machines are noisy.
 
@@ -61,22 +62,44 @@ def one_pass(site: SiteData) -> dict[str, float]:
     return out
 
 
-def measure(n: int, work: Path) -> tuple[dict[str, float], dict[str, float]]:
+def statistics_pass(site: SiteData) -> dict[str, float]:
+    """Only the pages whose cost is statistics: the rows, then every experiment and history page, each made by the
+    function ``site_pages`` calls for it (in the same order), without the record pages and downloads."""
+    from bench.site._experiment_page import experiment_markdown
+    from bench.site._history_pages import history_markdown
+
+    out: dict[str, float] = {}
+    t = time.perf_counter()
+    _ = site.rows
+    out["rows"] = time.perf_counter() - t
+    t = time.perf_counter()
+    for exp in site.all_experiments:
+        experiment_markdown(site, exp)
+    out["experiments"], out["n_experiments"] = time.perf_counter() - t, len(site.all_experiments)
+    t = time.perf_counter()
+    for key in site.configurations:
+        history_markdown(site, key)
+    out["history"], out["n_history"] = time.perf_counter() - t, len(site.configurations)
+    return out
+
+
+def measure(n: int, work: Path, *, all_pages: bool) -> tuple[dict[str, float], dict[str, float]]:
     records = work / f"records-{n}"
     write_records(records, n)
     cache = work / f"cache-{n}"
-    cold = one_pass(load_site(records, cache=SiteCache(cache)))
-    warm = one_pass(load_site(records, cache=SiteCache(cache)))
+    run = one_pass if all_pages else statistics_pass
+    cold = run(load_site(records, cache=SiteCache(cache)))
+    warm = run(load_site(records, cache=SiteCache(cache)))
     return cold, warm
 
 
 def table(n: int, cold: dict[str, float], warm: dict[str, float]) -> str:
     lines = [
         f"{n} records",
-        f"| part | pages | cold s | cold ms/record | warm s | warm ms/record |",
+        "| part | pages | cold s | cold ms/record | warm s | warm ms/record |",
         "|---|---|---|---|---|---|",
     ]
-    for part in ("rows", *KINDS):
+    for part in ("rows", *(k for k in KINDS if k in cold)):
         pages = "" if part == "rows" else str(int(cold[f"n_{part}"]))
         lines.append(
             f"| {part} | {pages} | {cold[part]:.2f} | {cold[part] / n * 1000:.1f} | {warm[part]:.2f} | "
@@ -88,10 +111,13 @@ def table(n: int, cold: dict[str, float], warm: dict[str, float]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("sizes", type=int, nargs="*", default=[200], help="synthetic record counts")
+    parser.add_argument(
+        "--all-pages", action="store_true", help="time every generated file by kind (site_pages), not only statistics"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="benchbook-stats-") as tmp:
         for n in args.sizes:
-            cold, warm = measure(n, Path(tmp))
+            cold, warm = measure(n, Path(tmp), all_pages=args.all_pages)
             print(table(n, cold, warm), flush=True)
     return 0
 

@@ -260,36 +260,36 @@ def bootstrap_many(
     out: list[list[BootstrapResult]] = []
     for figures, placed in zip(jobs, where, strict=True):
         n_runs = len(figures[0])
-        per_run = np.empty((n_runs, n_boot, len(figures)), dtype=np.float64)
+        per_run = np.empty((n_runs, len(figures), n_boot), dtype=np.float64)  # each figure's draws contiguous
         points = np.empty((n_runs, len(figures)), dtype=np.float64)
         for k, (runs, spots) in enumerate(zip(figures, placed, strict=True)):
             for i, (rv, (block, v, t)) in enumerate(zip(runs, spots, strict=True)):
                 drawn, observed, rounded = sums[block]
                 s = drawn[:, v]
                 if rv.kind == "mean":
-                    per_run[i, :, k] = s / block[1]
+                    per_run[i, k] = s / block[1]
                     points[i, k] = observed[v] / block[1]
                     continue
                 assert rv.duration_s
                 points[i, k] = observed[v] / rv.duration_s
                 if t < 0:
-                    per_run[i, :, k] = s / rv.duration_s
+                    per_run[i, k] = s / rv.duration_s
                 else:
-                    per_run[i, :, k] = s / (rv.duration_s * drawn[:, t] / rounded[t])
+                    per_run[i, k] = s / (rv.duration_s * drawn[:, t] / rounded[t])
         if n_runs == 1:
             draws = per_run[0]
         else:  # runs resampled with replacement: the mean over each resample's chosen runs
             chosen = source.runs(n_runs, n_boot)
-            picked = per_run[chosen, np.arange(n_boot)[:, None], :]  # draws × runs × figures
-            total = picked[:, 0, :].copy()
+            at = np.arange(n_boot)
+            total = per_run[chosen[:, 0], :, at].T  # figures × draws: the first chosen run of each resample
             for i in range(1, n_runs):  # added run by run: the same order whatever the number of figures
-                total += picked[:, i, :]
+                total = total + per_run[chosen[:, i], :, at].T
             draws = total / n_runs
         out.append(
             [
                 BootstrapResult(
                     point=float(np.mean(points[:, k])),
-                    draws=np.ascontiguousarray(draws[:, k]),
+                    draws=draws[k],
                     n_requests=sum(len(r.values) for r in runs),
                     n_runs=n_runs,
                 )
