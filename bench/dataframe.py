@@ -26,12 +26,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.atomic_write import write_atomic
-from bench.compare import config_key, fingerprint, level_interval
+from bench.compare import Interval, config_key, fingerprint, level_intervals_many
 from bench.figures import FIGURES, Figure
 from bench.level_order import level_name, sorted_levels
 from bench.record.errors import RecordError
@@ -139,44 +139,64 @@ def _level_sums(lv: Level) -> dict[str, int | None]:
     }
 
 
-def _figure_cells(spec: Figure, level: Level, interval: bool, label: str, confidence: float) -> dict[str, Any]:
+INTERVAL_BATCH = 32
+"""Records whose intervals are bootstrapped in one batch (``bench.compare.level_intervals_many``)."""
+
+
+def _interval_keys(level: Level) -> list[str]:
+    """The figures whose interval the frame gives at this level: those it states from per-request samples."""
+    if level.failed:
+        return []
+    return [spec.key for spec in FIGURES if spec.per_request is not None and spec.value(level) is not None]
+
+
+def _figure_cells(spec: Figure, level: Level, intervals: Mapping[str, Interval | None]) -> dict[str, Any]:
     found = spec.value(level)
     m = spec.metric(level)
-    lo = hi = None
-    if found is not None and interval and spec.per_request is not None and not level.failed:
-        iv = level_interval(spec.key, [level], confidence=confidence, label=label)
-        if iv is not None:
-            lo, hi = iv.lo, iv.hi
+    iv = intervals.get(spec.key)
     return {
         spec.key: found[0] if found else None,
-        f"{spec.key}_lo": lo,
-        f"{spec.key}_hi": hi,
+        f"{spec.key}_lo": iv.lo if iv is not None else None,
+        f"{spec.key}_hi": iv.hi if iv is not None else None,
         f"{spec.key}_n": m.n if found and m is not None else None,
         f"{spec.key}_approx": found[1] if found else None,
     }
 
 
+def _level_cells(r: Record, lv: Level, base: dict[str, Any]) -> dict[str, Any]:
+    row = dict(base)
+    row.update(
+        level=lv.key,
+        level_name=level_name(lv),
+        concurrency=lv.concurrency,
+        level_label=lv.label,
+        level_failure=redact_value("level_failure", lv.failure) if lv.failure else None,
+        requests_sent=lv.requests_sent,
+        requests_completed=lv.requests_completed,
+        requests_failed=lv.requests_failed,
+        duration_s=lv.duration_s,
+        **_level_sums(lv),
+    )
+    return row
+
+
 def frame_rows(records: Iterable[Record], *, intervals: bool = True, confidence: float = 0.95) -> list[dict[str, Any]]:
-    """The frame's rows as dicts (record × level; see the module docstring), without pandas."""
+    """The frame's rows as dicts (record × level; see the module docstring), without pandas. The intervals of
+    :data:`INTERVAL_BATCH` records are bootstrapped together (the same intervals, computed at once)."""
+    ordered = sorted(records, key=lambda r: (r.created_at, r.id))
     rows = []
-    for r in sorted(records, key=lambda r: (r.created_at, r.id)):
-        base = {k: redact_value(k, v) if isinstance(v, str) else v for k, v in record_cells(r).items()}
-        for lv in sorted_levels(r.levels):
-            row = dict(base)
-            row.update(
-                level=lv.key,
-                level_name=level_name(lv),
-                concurrency=lv.concurrency,
-                level_label=lv.label,
-                level_failure=redact_value("level_failure", lv.failure) if lv.failure else None,
-                requests_sent=lv.requests_sent,
-                requests_completed=lv.requests_completed,
-                requests_failed=lv.requests_failed,
-                duration_s=lv.duration_s,
-                **_level_sums(lv),
-            )
+    for start in range(0, len(ordered), INTERVAL_BATCH):
+        levels = [(r, lv) for r in ordered[start : start + INTERVAL_BATCH] for lv in sorted_levels(r.levels)]
+        jobs = [(_interval_keys(lv) if intervals else [], [lv]) for _, lv in levels]
+        found = level_intervals_many([j for j in jobs if j[0]], confidence=confidence)[::-1]
+        bases: dict[str, dict[str, Any]] = {}
+        for (r, lv), (keys, _) in zip(levels, jobs, strict=True):
+            if r.id not in bases:
+                bases[r.id] = {k: redact_value(k, v) if isinstance(v, str) else v for k, v in record_cells(r).items()}
+            row = _level_cells(r, lv, bases[r.id])
+            ivs = found.pop() if keys else {}
             for spec in FIGURES:
-                row.update(_figure_cells(spec, lv, intervals, f"{r.id}/{lv.key}", confidence))
+                row.update(_figure_cells(spec, lv, ivs))
             rows.append(row)
     return rows
 

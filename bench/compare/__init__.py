@@ -16,11 +16,11 @@ settings are ``bench.settings``. Everything public is exported here; the modules
 
 from __future__ import annotations
 
-from ._comparison import compare_records, context_warnings
+from ._comparison import RatioIntervals, compare_records, context_warnings
 from ._context import CONTEXT_FIELDS, context_of, fingerprint, render_context_table_markdown, role_of
 from ._envdiff import FieldDiff, environment_diff, flatten_record
 from ._evidence import classify, floor_text, level_winner
-from ._interval import Interval, level_interval
+from ._interval import Interval, level_interval, level_intervals, level_intervals_many
 from ._json import render_comparison_json, render_diff_json
 from ._markdown import (
     CLAIMED,
@@ -56,6 +56,7 @@ __all__ = [
     "MarkdownStyle",
     "MetricComparison",
     "Ratio",
+    "RatioIntervals",
     "RepeatSpread",
     "SpreadSummary",
     "classify",
@@ -74,6 +75,8 @@ __all__ = [
     "floor_text",
     "history",
     "level_interval",
+    "level_intervals",
+    "level_intervals_many",
     "level_winner",
     "recorded_at",
     "regression_flags",

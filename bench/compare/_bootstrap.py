@@ -14,11 +14,26 @@ Two kinds of statistic:
   The duration is scaled too: at a fixed concurrency a level lasts about (Σ E2E) / concurrency, so a resample
   lasts ``duration_s`` × (its Σ E2E) / (the observed Σ E2E). Without this, a fixed-length workload
   (``ignore_eos``, every request the same token count) would get a zero-width interval.
+
+How the draws are made. A resample of n requests is a row of counts (how often each request was drawn; the
+counts sum to n), and every statistic above is linear in those counts: a mean is counts · values / n, a sum
+counts · values. So ``n_boot`` resamples are one matrix ``W`` (``n_boot`` × n) of multinomial counts, and all the
+figures of a run come out of one product ``W @ X`` (X: n × figures). ``W`` depends only on the :class:`Stream`
+(the seed and a label naming the side), the run's position on its side and n; it is drawn once per process and
+kept (``_BANK``), so a build that bootstraps thousands of levels draws each ``W`` once, not once per figure and
+level, and :func:`bootstrap_many` multiplies it once by the columns of many levels. Every interval is the
+percentile bootstrap with a fixed seed, as before; two levels with the same request count on the same stream
+share their resampling pattern (as two bootstraps run with the same seed do). The two sides of a comparison use
+different streams and the runs of one side different positions, so their draws are independent, as the ratio of
+two independent bootstraps and the hierarchical bootstrap need.
 """
 
 from __future__ import annotations
 
+import math
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -26,9 +41,21 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BootstrapResult", "RunValues", "bootstrap_ratio", "bootstrap_side", "rng_for"]
+__all__ = [
+    "BootstrapResult",
+    "RunValues",
+    "Stream",
+    "bootstrap_many",
+    "bootstrap_ratio",
+    "bootstrap_side",
+    "bootstrap_sides",
+    "exact_columns",
+    "rng_for",
+    "stream",
+]
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
 Kind = Literal["mean", "rate"]
 
 
@@ -57,18 +84,6 @@ class RunValues:
         assert self.duration_s
         return float(x.sum() / self.duration_s)
 
-    def resampled(self, idx: npt.NDArray[np.int64]) -> FloatArray:
-        """The statistic for each row of request indices ``idx`` (shape: draws × requests)."""
-        x = np.asarray(self.values, dtype=np.float64)[idx]
-        if self.kind == "mean":
-            return np.asarray(x.mean(axis=1), dtype=np.float64)
-        assert self.duration_s
-        duration = np.full(idx.shape[0], self.duration_s)
-        if self.times is not None:
-            t = np.asarray(self.times, dtype=np.float64)
-            duration = duration * t[idx].sum(axis=1) / t.sum()
-        return np.asarray(x.sum(axis=1) / duration, dtype=np.float64)
-
 
 @dataclass(frozen=True)
 class BootstrapResult:
@@ -79,33 +94,224 @@ class BootstrapResult:
 
 
 def rng_for(seed: int, *labels: str) -> np.random.Generator:
-    """A generator seeded by ``seed`` and stable labels, so one figure's draws do not depend on the others'."""
+    """A generator seeded by ``seed`` and stable labels, so one draw's numbers do not depend on the others'."""
     return np.random.default_rng([seed, *(zlib.crc32(label.encode()) for label in labels)])
 
 
-def bootstrap_side(runs: Sequence[RunValues], n_boot: int, rng: np.random.Generator) -> BootstrapResult:
+class _Bank:
+    """Resample matrices already drawn, by (seed, labels, what, run, n, n_boot); least recently used out first
+    beyond ``budget`` bytes. Each entry is a pure function of its key, so keeping it changes no number."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.size = 0
+        self._entries: OrderedDict[tuple[object, ...], npt.NDArray[np.generic]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...]) -> npt.NDArray[np.generic] | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[object, ...], value: npt.NDArray[np.generic]) -> None:
+        value.setflags(write=False)
+        if value.nbytes > self.budget // 4:  # too large to keep: used once
+            return
+        with self._lock:
+            if key in self._entries:
+                return
+            self._entries[key] = value
+            self.size += value.nbytes
+            while self.size > self.budget:
+                _, old = self._entries.popitem(last=False)
+                self.size -= old.nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.size = 0
+
+
+_BANK = _Bank(256 * 2**20)
+
+
+def _counts(idx: npt.NDArray[np.int64], n: int) -> FloatArray:
+    """Rows of request indices (draws × n) as rows of counts (draws × n): how often each request was drawn."""
+    rows = idx.shape[0]
+    flat = idx + (np.arange(rows, dtype=np.int64) * n)[:, None]
+    return np.bincount(flat.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Where a bootstrap's resamples come from: a seed and stable labels (a comparison's side, say)."""
+
+    seed: int
+    labels: tuple[str, ...] = ()
+
+    def _rng(self, what: str, run: int, n: int) -> np.random.Generator:
+        return rng_for(self.seed, *self.labels, what, str(run), str(n))
+
+    def weights(self, run: int, n: int, n_boot: int) -> FloatArray:
+        """``n_boot`` resamples of ``n`` requests of the run at position ``run``, as counts (n_boot × n)."""
+        key = (self.seed, self.labels, "requests", run, n, n_boot)
+        found = _BANK.get(key)
+        if found is None:
+            idx = self._rng("requests", run, n).integers(0, n, size=(n_boot, n))
+            found = _counts(idx, n)
+            _BANK.put(key, found)
+        return np.asarray(found, dtype=np.float64)
+
+    def runs(self, n_runs: int, n_boot: int) -> IntArray:
+        """``n_boot`` resamples of ``n_runs`` runs, as run positions (n_boot × n_runs)."""
+        key = (self.seed, self.labels, "runs", 0, n_runs, n_boot)
+        found = _BANK.get(key)
+        if found is None:
+            found = self._rng("runs", 0, n_runs).integers(0, n_runs, size=(n_boot, n_runs)).astype(np.intp)
+            _BANK.put(key, found)
+        return np.asarray(found, dtype=np.intp)
+
+
+def stream(seed: int, *labels: str) -> Stream:
+    """The :class:`Stream` of ``seed`` and ``labels``."""
+    return Stream(seed, labels)
+
+
+PRODUCT_SIZE = 250_000
+"""Multiply-adds per matrix product, at most. OpenBLAS runs a product of up to 262,144 multiply-adds on the calling
+thread and hands a larger one to its thread pool; on a machine whose cores are busy (a site build beside other
+work) that hand-off costs more than the product: measured on a busy 2-core machine, W (2000 × 96) @ X (96 × 8) took
+11 ms in one product and 0.1 ms as blocks of rows. So every product is cut into blocks below that size."""
+
+
+def _product(w: FloatArray, x: FloatArray) -> FloatArray:
+    """``w @ x`` (x: n × columns) in blocks of at most :data:`PRODUCT_SIZE` multiply-adds (same numbers)."""
+    n_boot, n = w.shape
+    cols = x.shape[1]
+    if n_boot * n * cols <= PRODUCT_SIZE:
+        return w @ x
+    col_step = max(1, min(cols, PRODUCT_SIZE // (n * 8)))
+    row_step = max(1, PRODUCT_SIZE // (n * col_step))
+    out = np.empty((n_boot, cols), dtype=np.float64)
+    for c in range(0, cols, col_step):
+        xc = np.ascontiguousarray(x[:, c : c + col_step])
+        for r in range(0, n_boot, row_step):
+            out[r : r + row_step, c : c + col_step] = w[r : r + row_step] @ xc
+    return out
+
+
+def exact_columns(x: FloatArray, n: int) -> FloatArray:
+    """Each row of ``x`` (a column of values: n per row) rounded to a multiple of a power of two, fine enough that
+    any sum of n of its values, each taken up to n times in all (a resample), is exact in float64.
+
+    Then ``W @ X`` has one possible result, whatever order BLAS adds in: the same on every machine, with one thread
+    or many, for one level or a batch of them (BLAS kernels do add in an order that depends on the shapes). A
+    resample's sum is at most n × the row's largest |value| (the counts sum to n), so the values keep 53 − ⌈log2
+    (n + 1)⌉ bits below the row's largest power of two: 44 bits for 384 requests, a relative rounding of about 1e-13
+    of the largest value."""
+    bits = 53 - math.ceil(math.log2(n + 1))
+    _, top = np.frexp(np.max(np.abs(x), axis=1, initial=0.0))  # every |value| of the row is below 2**top
+    quantum = np.ldexp(1.0, top - bits)[:, None]
+    return np.asarray(np.round(x / quantum) * quantum, dtype=np.float64)
+
+
+def _sums(
+    source: Stream, run: int, n: int, n_boot: int, columns: Sequence[Sequence[float]]
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """counts · column for each resample (rows) and column (columns) on :func:`exact_columns`; each column's sum
+    as observed and as rounded there."""
+    x = np.asarray(columns, dtype=np.float64)
+    exact = exact_columns(x, n)
+    return _product(source.weights(run, n, n_boot), exact.T), x.sum(axis=1), exact.sum(axis=1)
+
+
+def bootstrap_many(
+    jobs: Sequence[Sequence[Sequence[RunValues]]], n_boot: int, source: Stream
+) -> list[list[BootstrapResult]]:
+    """:func:`bootstrap_sides` of many sides at once: ``jobs[j]`` is one side's figures (``jobs[j][k][i]``: figure
+    k in run i). Every resample matrix is read once for all the columns that use it, so a batch of levels costs
+    little more than its arithmetic; each figure gets exactly the draws it would get alone."""
+    if n_boot < 1:
+        raise ValueError("n_boot must be at least 1")
+    blocks: dict[tuple[int, int], list[Sequence[float]]] = {}
+    # job -> figure -> run -> (block, column of the values, column of the times or -1)
+    where: list[list[list[tuple[tuple[int, int], int, int]]]] = []
+    for figures in jobs:
+        n_runs = len(figures[0]) if figures else 0
+        if not figures or n_runs == 0 or any(len(f) != n_runs for f in figures):
+            raise ValueError("bootstrap needs at least one run, the same runs for every figure")
+        placed = []
+        for runs in figures:
+            spots = []
+            for i, rv in enumerate(runs):
+                block = (i, len(rv.values))
+                cols = blocks.setdefault(block, [])
+                v, t = len(cols), -1
+                cols.append(rv.values)
+                if rv.kind == "rate" and rv.times is not None:
+                    t = len(cols)
+                    cols.append(rv.times)
+                spots.append((block, v, t))
+            placed.append(spots)
+        where.append(placed)
+    sums = {block: _sums(source, block[0], block[1], n_boot, cols) for block, cols in blocks.items()}
+    out: list[list[BootstrapResult]] = []
+    for figures, placed in zip(jobs, where, strict=True):
+        n_runs = len(figures[0])
+        per_run = np.empty((n_runs, len(figures), n_boot), dtype=np.float64)  # each figure's draws contiguous
+        points = np.empty((n_runs, len(figures)), dtype=np.float64)
+        for k, (runs, spots) in enumerate(zip(figures, placed, strict=True)):
+            for i, (rv, (block, v, t)) in enumerate(zip(runs, spots, strict=True)):
+                drawn, observed, rounded = sums[block]
+                s = drawn[:, v]
+                if rv.kind == "mean":
+                    per_run[i, k] = s / block[1]
+                    points[i, k] = observed[v] / block[1]
+                    continue
+                assert rv.duration_s
+                points[i, k] = observed[v] / rv.duration_s
+                if t < 0:
+                    per_run[i, k] = s / rv.duration_s
+                else:
+                    per_run[i, k] = s / (rv.duration_s * drawn[:, t] / rounded[t])
+        if n_runs == 1:
+            draws = per_run[0]
+        else:  # runs resampled with replacement: the mean over each resample's chosen runs
+            chosen = source.runs(n_runs, n_boot)
+            at = np.arange(n_boot)
+            total = per_run[chosen[:, 0], :, at].T  # figures × draws: the first chosen run of each resample
+            for i in range(1, n_runs):  # added run by run: the same order whatever the number of figures
+                total = total + per_run[chosen[:, i], :, at].T
+            draws = total / n_runs
+        out.append(
+            [
+                BootstrapResult(
+                    point=float(np.mean(points[:, k])),
+                    draws=draws[k],
+                    n_requests=sum(len(r.values) for r in runs),
+                    n_runs=n_runs,
+                )
+                for k, runs in enumerate(figures)
+            ]
+        )
+    return out
+
+
+def bootstrap_sides(figures: Sequence[Sequence[RunValues]], n_boot: int, source: Stream) -> list[BootstrapResult]:
+    """:func:`bootstrap_side` for several figures of the same runs at once: ``figures[k][i]`` is figure k's values
+    in run i (every figure has the same runs, in the same order). Each figure gets the draws it would get alone."""
+    if not figures:
+        return []
+    return bootstrap_many([figures], n_boot, source)[0]
+
+
+def bootstrap_side(runs: Sequence[RunValues], n_boot: int, source: Stream) -> BootstrapResult:
     """Point estimate (mean over runs of each run's statistic) and ``n_boot`` hierarchical bootstrap draws."""
     if not runs:
         raise ValueError("bootstrap needs at least one run")
-    if n_boot < 1:
-        raise ValueError("n_boot must be at least 1")
-    per_run = np.empty((len(runs), n_boot), dtype=np.float64)
-    points = []
-    for i, run in enumerate(runs):
-        points.append(run.point())
-        idx = rng.integers(0, len(run.values), size=(n_boot, len(run.values)))
-        per_run[i] = run.resampled(idx)
-    if len(runs) == 1:
-        draws = per_run[0]
-    else:
-        chosen = rng.integers(0, len(runs), size=(n_boot, len(runs)))
-        draws = per_run[chosen, np.arange(n_boot)[:, None]].mean(axis=1)
-    return BootstrapResult(
-        point=float(np.mean(points)),
-        draws=draws,
-        n_requests=sum(len(r.values) for r in runs),
-        n_runs=len(runs),
-    )
+    return bootstrap_sides([runs], n_boot, source)[0]
 
 
 def bootstrap_ratio(

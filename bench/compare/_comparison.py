@@ -26,12 +26,12 @@ from ._bootstrap import bootstrap_ratio
 from ._context import context_of, fingerprint
 from ._envdiff import environment_diff
 from ._evidence import classify, estimate_of, level_winner
-from ._interval import side_figure
+from ._interval import SideFigure, side_figures, side_figures_many
 from ._result import Comparison, ContextWarning, ExcludedLevel, LevelComparison, MetricComparison, Ratio
 from ._sides import SideLevels, side_levels
 from ._verdict import verdict_sentence
 
-__all__ = ["compare_records", "context_warnings"]
+__all__ = ["RatioIntervals", "compare_records", "context_warnings"]
 
 INFO_PREFIXES = ("server.", "environment.", "model.", "draft_model.", "workload.")
 
@@ -64,17 +64,57 @@ def _missing_note(spec: Figure, lacking: str, present: str, levels: Sequence[Lev
     return f"{note}; the {lacking} states no {spec.label}"
 
 
+class _NotKnown(Exception):
+    """Intervals given for a level lack a figure: the level is bootstrapped after all."""
+
+
+KeptLevel = dict[str, dict[str, list[Any] | None]]
+RatioIntervals = dict[str, KeptLevel]
+"""Level key → what the bootstrap and the per-request values gave that level of a comparison, kept so that the
+same comparison need not compute them again (``compare_records``): ``"ratios"``: figure key → the ratio's interval
+[lo, hi] (None: a resampled baseline figure is zero); ``"a"``/``"b"``: figure key → that side's figure as
+[point, requests, runs, method, approximate] (None: the side does not state it)."""
+
+
+def _kept_side(f: SideFigure | None) -> list[Any] | None:
+    return None if f is None else [f.point, f.requests, f.runs, f.method, f.approximate]
+
+
+def _side_of(kept: list[Any] | None) -> SideFigure | None:
+    if kept is None:
+        return None
+    point, requests, runs, method, approximate = kept
+    return SideFigure(float(point), None, requests, int(runs), method, bool(approximate))
+
+
+Sides = tuple[dict[str, SideFigure | None], dict[str, SideFigure | None]]
+
+
+def _sides(known: KeptLevel | None, sa: SideLevels, sb: SideLevels, n_boot: int, seed: int) -> Sides:
+    """Both sides' figures: as kept when ``known`` holds every compared figure of both, else computed (with their
+    bootstrap when nothing is known). The sides draw on their own streams ("a", "b"): independent draws."""
+    keys = {spec.key for spec in COMPARED}
+    if known is not None and all(keys <= set(known.get(side, {})) for side in ("a", "b")):
+        return (
+            {k: _side_of(known["a"][k]) for k in keys},
+            {k: _side_of(known["b"][k]) for k in keys},
+        )
+    draw = known is None
+    return (
+        side_figures(COMPARED, sa.levels, n_boot, seed, "a", draw=draw),
+        side_figures(COMPARED, sb.levels, n_boot, seed, "b", draw=draw),
+    )
+
+
 def _compare_metric(
     spec: Figure,
     la: Sequence[Level],
     lb: Sequence[Level],
-    key: str,
+    fa: SideFigure | None,
+    fb: SideFigure | None,
     settings: Settings,
-    n_boot: int,
-    seed: int,
+    known: dict[str, list[Any] | None],
 ) -> MetricComparison | None:
-    fa = side_figure(spec, la, n_boot, seed, key, "a")
-    fb = side_figure(spec, lb, n_boot, seed, key, "b")
     if fa is None and fb is None:
         return None
 
@@ -108,14 +148,19 @@ def _compare_metric(
     if fa.point == 0:
         return out(None, None, None, "no ratio: the baseline figure is zero")
     value = fb.point / fa.point
-    if fa.boot is None or fb.boot is None:
-        missing = " and ".join(side for side, f in (("baseline", fa), ("candidate", fb)) if f.boot is None)
+    if fa.method == "point" or fb.method == "point":
+        missing = " and ".join(side for side, f in (("baseline", fa), ("candidate", fb)) if f.method == "point")
         note = f"point estimate, no interval: the {missing} records hold no per-request samples and no repeated runs"
         return out(value, None, None, note)
-    interval = bootstrap_ratio(fa.boot, fb.boot, settings.comparison.confidence)
+    if spec.key not in known:
+        if fa.boot is None or fb.boot is None:
+            raise _NotKnown(spec.key)
+        found = bootstrap_ratio(fa.boot, fb.boot, settings.comparison.confidence)
+        known[spec.key] = None if found is None else [found[1], found[2]]
+    interval = known[spec.key]
     if interval is None:
         return out(value, None, None, "point estimate, no interval: a resampled baseline figure is zero")
-    return out(value, interval[1], interval[2], None)
+    return out(value, interval[0], interval[1], None)
 
 
 def _levels_by_key(records: Sequence[Record]) -> dict[str, list[Level]]:
@@ -185,6 +230,32 @@ def _side_notes(baseline: Sequence[Record], candidate: Sequence[Record], treatme
     return notes + capacity_notes(a0, b0)
 
 
+def _level_metrics(
+    sa: SideLevels,
+    sb: SideLevels,
+    settings: Settings,
+    n_boot: int,
+    seed: int,
+    known: KeptLevel | None,
+    drawn: Sides | None = None,
+) -> tuple[KeptLevel, tuple[MetricComparison, ...]]:
+    """The compared figures of one level, and what to keep of them (see :data:`RatioIntervals`); each side's
+    figures in one bootstrap (``drawn``: done already), none when the level is ``known``."""
+    ratios: dict[str, list[Any] | None] = dict(known.get("ratios", {})) if known is not None else {}
+    fa, fb = drawn if drawn is not None and known is None else _sides(known, sa, sb, n_boot, seed)
+    metrics = tuple(
+        m
+        for spec in COMPARED
+        if (m := _compare_metric(spec, sa.levels, sb.levels, fa[spec.key], fb[spec.key], settings, ratios)) is not None
+    )
+    kept: KeptLevel = {
+        "ratios": ratios,
+        "a": {k: _kept_side(f) for k, f in fa.items()},
+        "b": {k: _kept_side(f) for k, f in fb.items()},
+    }
+    return kept, metrics
+
+
 def _level_row(
     first: Level,
     sa: SideLevels,
@@ -193,18 +264,20 @@ def _level_row(
     n_boot: int,
     seed: int,
     verdict_allowed: bool,
-) -> LevelComparison:
+    known: KeptLevel | None,
+    drawn: Sides | None = None,
+) -> tuple[LevelComparison, KeptLevel]:
     reasons = [f"{side}: {s.reason}" for side, s in (("baseline", sa), ("candidate", sb)) if s.reason]
     reason = "; ".join(reasons) or None
     metrics: tuple[MetricComparison, ...] = ()
+    found: KeptLevel = {}
     if not (sa.failed or sb.failed):
-        metrics = tuple(
-            m
-            for spec in COMPARED
-            if (m := _compare_metric(spec, sa.levels, sb.levels, first.key, settings, n_boot, seed)) is not None
-        )
+        try:
+            found, metrics = _level_metrics(sa, sb, settings, n_boot, seed, known, drawn)
+        except _NotKnown:
+            found, metrics = _level_metrics(sa, sb, settings, n_boot, seed, None)
     winner = level_winner(metrics) if reason is None and verdict_allowed else "none"
-    return LevelComparison(
+    row = LevelComparison(
         first.key,
         first.concurrency,
         first.label,
@@ -213,6 +286,7 @@ def _level_row(
         reason,
         failed=sa.failed or sb.failed,
     )
+    return row, found
 
 
 def compare_records(
@@ -223,11 +297,15 @@ def compare_records(
     n_boot: int = 2000,
     seed: int = 0,
     cross_context: bool | None = None,
+    ratio_intervals: RatioIntervals | None = None,
 ) -> Comparison:
     """Compare candidate runs with baseline runs (ratio = candidate / baseline) at every shared level.
 
     Each side should be one configuration: its records' contexts are checked against each other too.
     ``cross_context`` forces a verdict for a pair that differs in context (None: the experiment's setting).
+    ``ratio_intervals``: the bootstrap's intervals of an earlier call with the same records, settings, ``n_boot``
+    and ``seed``; a level found there is not bootstrapped again, and a level computed is added to it (so a caller
+    can keep it: the site's cache does).
     """
     if not baseline or not candidate:
         raise ValueError("compare_records needs at least one baseline and one candidate record")
@@ -244,9 +322,28 @@ def compare_records(
     shared = sorted(levels_a.keys() & levels_b.keys(), key=lambda k: level_sort_key(levels_a[k][0]))
     rows: list[LevelComparison] = []
     excluded: list[ExcludedLevel] = []
+    sides = {k: (side_levels(levels_a[k], cs.min_requests), side_levels(levels_b[k], cs.min_requests)) for k in shared}
+    # every level still to bootstrap, each side in one batch (the same draws as level by level, computed at once)
+    fresh = [k for k in shared if not (sides[k][0].failed or sides[k][1].failed) and k not in (ratio_intervals or {})]
+    drawn_a = side_figures_many([(COMPARED, sides[k][0].levels) for k in fresh], n_boot, seed, "a")
+    drawn_b = side_figures_many([(COMPARED, sides[k][1].levels) for k in fresh], n_boot, seed, "b")
+    drawn = dict(zip(fresh, zip(drawn_a, drawn_b, strict=True), strict=True))
     for key in shared:
-        sa, sb = side_levels(levels_a[key], cs.min_requests), side_levels(levels_b[key], cs.min_requests)
-        row = _level_row(levels_a[key][0], sa, sb, settings, n_boot, seed, verdict_allowed=not warnings or forced)
+        sa, sb = sides[key]
+        known = ratio_intervals.get(key) if ratio_intervals is not None else None
+        row, found = _level_row(
+            levels_a[key][0],
+            sa,
+            sb,
+            settings,
+            n_boot,
+            seed,
+            verdict_allowed=not warnings or forced,
+            known=known,
+            drawn=drawn.get(key),
+        )
+        if ratio_intervals is not None:
+            ratio_intervals[key] = found
         rows.append(row)
         if row.excluded:
             excluded.append(ExcludedLevel(key, row.excluded, row.name))

@@ -45,6 +45,9 @@ class FieldDiff:
     claimed_b: bool = False
 
 
+_IGNORED_PREFIXES = tuple(f"{f}." for f in sorted(IGNORED_FIELDS))
+
+
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
     if isinstance(value, Mapping) and value:
         for k, v in value.items():
@@ -57,14 +60,11 @@ def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
 
 def flatten_record(record: Record) -> dict[str, Any]:
     """The record as dotted name -> JSON value (lists stay whole), without ``IGNORED_FIELDS``."""
-    data = record.model_dump(mode="json", exclude_none=True)
+    top = {f for f in IGNORED_FIELDS if "." not in f}  # never dumped: the levels and their samples are most of a record
+    data = record.model_dump(mode="json", exclude_none=True, exclude=top)
     out: dict[str, Any] = {}
     _flatten(data, "", out)
-    return {
-        k: v
-        for k, v in out.items()
-        if k not in IGNORED_FIELDS and not any(k.startswith(f"{f}.") for f in IGNORED_FIELDS)
-    }
+    return {k: v for k, v in out.items() if k not in IGNORED_FIELDS and not k.startswith(_IGNORED_PREFIXES)}
 
 
 def environment_diff(a: Record, b: Record) -> list[FieldDiff]:

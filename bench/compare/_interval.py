@@ -24,10 +24,21 @@ import numpy as np
 from bench.figures import Figure, figure
 from bench.record.model import Level
 
-from ._bootstrap import BootstrapResult, RunValues, bootstrap_side, rng_for
+from ._bootstrap import BootstrapResult, RunValues, Stream, bootstrap_many, bootstrap_side, stream
 from ._sides import completed_requests, pooled
 
-__all__ = ["Interval", "SideFigure", "level_interval", "run_values", "side_figure"]
+__all__ = [
+    "INTERVAL_STREAM",
+    "Interval",
+    "SideFigure",
+    "level_interval",
+    "level_intervals",
+    "level_intervals_many",
+    "run_values",
+    "side_figure",
+    "side_figures",
+    "side_figures_many",
+]
 
 
 def run_values(spec: Figure, level: Level) -> RunValues | None:
@@ -62,12 +73,9 @@ class SideFigure:
     approximate: bool = False
 
 
-def side_figure(spec: Figure, levels: Sequence[Level], n_boot: int, seed: int, *labels: str) -> SideFigure | None:
-    """``spec`` over these runs' levels by the rule of the module docstring; None when no run states it."""
-    runs = [run_values(spec, lv) for lv in levels]
-    if levels and all(r is not None for r in runs):
-        res = bootstrap_side([r for r in runs if r is not None], n_boot, rng_for(seed, spec.key, *labels))
-        return SideFigure(res.point, res, res.n_requests, res.n_runs, "requests")
+def _from_stated(
+    spec: Figure, levels: Sequence[Level], n_boot: int, source: Stream, draw: bool = True
+) -> SideFigure | None:
     stated = [m for lv in levels if (m := spec.metric(lv)) is not None]
     if not stated:
         return None
@@ -77,10 +85,62 @@ def side_figure(spec: Figure, levels: Sequence[Level], n_boot: int, seed: int, *
     if n is None:
         n = pooled([completed_requests(lv) for lv in levels])
     if len(stated) >= 2 and len(stated) == len(levels):
-        rng = rng_for(seed, spec.key, "runs", *labels)
-        res = bootstrap_side([RunValues(values=values, kind="mean")], n_boot, rng)
+        if not draw:
+            return SideFigure(float(np.mean(values)), None, n, len(values), "runs", approx)
+        runs = stream(source.seed, *source.labels, "runs")
+        res = bootstrap_side([RunValues(values=values, kind="mean")], n_boot, runs)
         return SideFigure(res.point, res, n, len(values), "runs", approx)
     return SideFigure(sum(values) / len(values), None, n, len(values), "point", approx)
+
+
+def side_figures_many(
+    jobs: Sequence[tuple[Sequence[Figure], Sequence[Level]]], n_boot: int, seed: int, *labels: str, draw: bool = True
+) -> list[dict[str, SideFigure | None]]:
+    """:func:`side_figures` of many sides at once (one bootstrap batch: see ``_bootstrap.bootstrap_many``).
+
+    ``draw=False``: the same figures without their bootstrap (``boot`` is None, ``method`` says which one there
+    would be), for a caller that holds the intervals already."""
+    source = stream(seed, *labels)
+    outs: list[dict[str, SideFigure | None]] = []
+    batch: list[list[list[RunValues]]] = []
+    batched: list[tuple[int, list[Figure]]] = []
+    for specs, levels in jobs:
+        out: dict[str, SideFigure | None] = {}
+        sampled: list[Figure] = []
+        figures: list[list[RunValues]] = []
+        for spec in specs:
+            found = [run_values(spec, lv) for lv in levels]
+            runs = [r for r in found if r is not None]
+            if levels and len(runs) == len(found):
+                sampled.append(spec)
+                figures.append(runs)
+            else:
+                out[spec.key] = _from_stated(spec, levels, n_boot, source, draw)
+        if sampled and not draw:
+            for spec, given in zip(sampled, figures, strict=True):
+                point = float(np.mean([r.point() for r in given]))
+                out[spec.key] = SideFigure(point, None, sum(len(r.values) for r in given), len(given), "requests")
+        elif sampled:
+            batch.append(figures)
+            batched.append((len(outs), sampled))
+        outs.append(out)
+    for (j, sampled), results in zip(batched, bootstrap_many(batch, n_boot, source) if batch else [], strict=True):
+        for spec, res in zip(sampled, results, strict=True):
+            outs[j][spec.key] = SideFigure(res.point, res, res.n_requests, res.n_runs, "requests")
+    return [{spec.key: out[spec.key] for spec in specs} for (specs, _), out in zip(jobs, outs, strict=True)]
+
+
+def side_figures(
+    specs: Sequence[Figure], levels: Sequence[Level], n_boot: int, seed: int, *labels: str, draw: bool = True
+) -> dict[str, SideFigure | None]:
+    """Every figure of ``specs`` over these runs' levels by the rule of the module docstring (None: no run states
+    it); the figures with per-request samples in every run are bootstrapped together (one resample per run)."""
+    return side_figures_many([(specs, levels)], n_boot, seed, *labels, draw=draw)[0]
+
+
+def side_figure(spec: Figure, levels: Sequence[Level], n_boot: int, seed: int, *labels: str) -> SideFigure | None:
+    """``spec`` over these runs' levels by the rule of the module docstring; None when no run states it."""
+    return side_figures([spec], levels, n_boot, seed, *labels)[spec.key]
 
 
 @dataclass(frozen=True)
@@ -94,6 +154,51 @@ class Interval:
     confidence: float
 
 
+INTERVAL_STREAM = "interval"
+"""The stream of every interval of one side's figure (charts, :func:`bench.frame`): a record's interval is the same
+wherever it is shown."""
+
+
+def level_intervals_many(
+    jobs: Sequence[tuple[Sequence[str], Sequence[Level]]],
+    *,
+    confidence: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> list[dict[str, Interval | None]]:
+    """:func:`level_intervals` of many levels (or sets of runs' levels) at once: one bootstrap batch, one
+    percentile computation. :func:`bench.frame` asks for every level of a batch of records this way."""
+    usable = [[lv for lv in levels if not lv.failed] for _, levels in jobs]
+    asked = [([figure(k) for k in keys], lvs) for (keys, _), lvs in zip(jobs, usable, strict=True) if lvs]
+    found = iter(side_figures_many(asked, n_boot, seed, INTERVAL_STREAM))
+    sides = [next(found) if lvs else dict.fromkeys(keys) for (keys, _), lvs in zip(jobs, usable, strict=True)]
+    drawn = [(j, key, f, f.boot) for j, side in enumerate(sides) for key, f in side.items() if f is not None and f.boot]
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    bounds = (  # one figure per row: each row's percentiles, computed in place
+        np.percentile(np.stack([b.draws for *_, b in drawn]), [tail, 100.0 - tail], axis=1, overwrite_input=True)
+        if drawn
+        else np.empty((2, 0))
+    )
+    out: list[dict[str, Interval | None]] = [dict.fromkeys(keys) for keys, _ in jobs]
+    for c, (j, key, f, _) in enumerate(drawn):
+        requests = f.requests if f.method == "requests" else None
+        method: Literal["requests", "runs"] = "requests" if f.method == "requests" else "runs"
+        out[j][key] = Interval(f.point, float(bounds[0, c]), float(bounds[1, c]), f.runs, requests, method, confidence)
+    return out
+
+
+def level_intervals(
+    keys: Sequence[str],
+    levels: Sequence[Level],
+    *,
+    confidence: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict[str, Interval | None]:
+    """:func:`level_interval` of several figures of the same levels at once (one resample per run for all)."""
+    return level_intervals_many([(keys, levels)], confidence=confidence, n_boot=n_boot, seed=seed)[0]
+
+
 def level_interval(
     key: str,
     levels: Sequence[Level],
@@ -101,18 +206,7 @@ def level_interval(
     confidence: float = 0.95,
     n_boot: int = 2000,
     seed: int = 0,
-    label: str = "",
 ) -> Interval | None:
     """Mean over runs of the figure ``key`` (a key of ``bench.figures``) at one level, with its bootstrap interval;
     None without one (one run without samples, a run that does not state it, or only failed levels)."""
-    spec = figure(key)
-    usable = [lv for lv in levels if not lv.failed]
-    if not usable:
-        return None
-    found = side_figure(spec, usable, n_boot, seed, "interval", label)
-    if found is None or found.boot is None or found.method == "point":
-        return None
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    lo, hi = np.percentile(found.boot.draws, [tail, 100.0 - tail])
-    requests = found.requests if found.method == "requests" else None
-    return Interval(found.point, float(lo), float(hi), found.runs, requests, found.method, confidence)
+    return level_intervals([key], levels, confidence=confidence, n_boot=n_boot, seed=seed)[key]

@@ -1,4 +1,5 @@
-"""What a site build can keep from the last one: per record, the loaded and redacted record and its rows of the frame.
+"""What a site build can keep from the last one: per record, the loaded and redacted record and its rows of the frame;
+per comparison, the bootstrap intervals of its ratios.
 
 Profiled, the costliest per-record work of a build is reading a record (strict JSON, migration, validation,
 redaction) and the bootstrap intervals of its rows (:func:`bench.dataframe.frame_rows`). Both depend on nothing but
@@ -7,6 +8,8 @@ folder keyed by exactly that: the sha256 of the file's path in the records folde
 named by :func:`code_version` (a hash of every source file of the ``bench`` package and the versions of the
 libraries the numbers come from). Any change to a record, or to benchbook (a renderer, the bootstrap, the schema),
 misses the cache; nothing else can hit it. Bad records are never cached: they are read, and reported, every time.
+A comparison's intervals (and a chart's bands) depend on the records of its sides, the settings and the code: they
+are kept under a hash of exactly those (the records' JSON text as the site shows it, the settings as JSON).
 
 The folder is ``$BENCHBOOK_CACHE_DIR`` (``off`` turns the cache off) or ``~/.cache/benchbook/site``; entries are
 JSON written atomically; a folder that cannot be written costs speed, never the build.
@@ -14,6 +17,7 @@ JSON written atomically; a folder that cannot be written costs speed, never the 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -71,8 +75,9 @@ class SiteCache:
 
     root: Path
     version: str = field(default_factory=code_version)
-    hits: int = 0
+    hits: int = 0  # records and rows
     misses: int = 0
+    interval_hits: int = 0  # comparisons and chart bands found
 
     @property
     def folder(self) -> Path:
@@ -81,13 +86,13 @@ class SiteCache:
     def _path(self, kind: str, key: str) -> Path:
         return self.folder / kind / key[:2] / f"{key}.json"
 
-    def _get(self, kind: str, key: str) -> Any:
+    def _get(self, kind: str, key: str, *, counted: bool = True) -> Any:
         try:
             value = json.loads(self._path(kind, key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            self.misses += 1
+            self.misses += counted
             return None
-        self.hits += 1
+        self.hits += counted
         return value
 
     def _put(self, kind: str, key: str, value: Any) -> None:
@@ -172,6 +177,26 @@ class SiteCache:
                 mine = [_restored(row, r) for row in cached]
             rows += mine
         return rows
+
+    # -- bootstrap intervals of comparisons -------------------------------------------------------------------
+
+    @staticmethod
+    def intervals_key(*parts: str) -> str:
+        """The key of a result computed from these parts (digests of the records involved, the settings...)."""
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    def intervals(self, key: str, compute: Callable[[Any], Any]) -> Any:
+        """``compute(found)``, where ``found`` is what the last build kept under ``key`` (None: nothing): the
+        bootstrap intervals of a comparison (``bench.compare.compare_records``' ``ratio_intervals``), which
+        ``compute`` reads and completes. What it leaves is kept for the next build when it differs from what was
+        found."""
+        found = self._get("intervals", key, counted=False)
+        self.interval_hits += found is not None
+        kept = copy.deepcopy(found)
+        value = compute(found)
+        if value != kept:
+            self._put("intervals", key, value)
+        return value
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 
 from bench.compare import (
     Comparison,
+    RatioIntervals,
     compact_figures,
     compare_records,
     comparison_frame,
@@ -39,11 +40,24 @@ __all__ = [
 
 
 def site_comparison(site: SiteData, baseline: Record, candidate: Record) -> Comparison:
-    """``compare_records`` over both records' runs, with the site's settings; computed once per pair and build."""
+    """``compare_records`` over both records' runs, with the site's settings; computed once per pair and build, its
+    bootstrap intervals kept in the site cache for the next build (keyed by both sides' records and the settings)."""
     key = (baseline.id, candidate.id)
     memo = site.comparisons
-    if key not in memo:
-        memo[key] = compare_records(site.runs(baseline), site.runs(candidate), settings=site.settings)
+    if key in memo:
+        return memo[key]
+    a, b = site.runs(baseline), site.runs(candidate)
+    if site.cache is None:
+        memo[key] = compare_records(a, b, settings=site.settings)
+        return memo[key]
+
+    def compute(found: RatioIntervals | None) -> RatioIntervals:
+        intervals: RatioIntervals = found if found is not None else {}
+        memo[key] = compare_records(a, b, settings=site.settings, ratio_intervals=intervals)
+        return intervals
+
+    parts = [site.digest(r) for r in a] + ["vs"] + [site.digest(r) for r in b]
+    site.cache.intervals(site.cache.intervals_key("comparison", site.settings.model_dump_json(), *parts), compute)
     return memo[key]
 
 

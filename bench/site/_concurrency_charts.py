@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bench.compare import level_interval
+from bench.compare import level_intervals_many
 from bench.figures import Figure, figure, format_figure
 from bench.level_order import unplaced_text
 from bench.record.model import Level, Record
@@ -19,7 +19,7 @@ from bench.record.model import Level, Record
 from ._chart_model import Axis, Band, Chart, HLine, Point, Series
 from ._failed_levels import failed_note
 
-__all__ = ["PERCENTILES", "ChartLine", "concurrency_chart", "percentile_chart"]
+__all__ = ["PERCENTILES", "BandIntervals", "ChartLine", "concurrency_chart", "percentile_chart"]
 
 PERCENTILES: tuple[str, ...] = ("p50", "p90", "p99")
 
@@ -41,30 +41,38 @@ def _x_domain(records: Sequence[Record], xs: Sequence[float]) -> tuple[float, fl
     return (lo, hi) if hi > lo else (lo, lo * 2)
 
 
+BandIntervals = dict[str, dict[str, list[float] | None]]
+"""Series name → level key → [point, lo, hi, runs] of its band there (None: no interval): the bootstrap's part of a
+chart, which a caller may keep and give back (``concurrency_chart``'s ``intervals``)."""
+
+
 def _banded(
-    name: str, runs: Sequence[Record], metric: Figure, confidence: float
+    runs: Sequence[Record], metric: Figure, confidence: float, known: dict[str, list[float] | None]
 ) -> tuple[list[Point], list[Band], bool]:
-    """Mean over runs at each level with a concurrency, and its interval; (points, band, any approximate)."""
+    """Mean over runs at each level with a concurrency, and its interval; (points, band, any approximate). Levels
+    missing from ``known`` are bootstrapped (all at once) and added to it."""
     by_key: dict[str, list[Level]] = {}
     for r in runs:
         for lv in r.levels:
             if lv.concurrency is not None and not lv.failed and metric.value(lv) is not None:
                 by_key.setdefault(lv.key, []).append(lv)
+    missing = [key for key, levels in by_key.items() if key not in known and len(levels) > 1]
+    found = level_intervals_many([([metric.key], by_key[k]) for k in missing], confidence=confidence)
+    for key, ivs in zip(missing, found, strict=True):
+        iv = ivs[metric.key]
+        known[key] = None if iv is None else [iv.point, iv.lo, iv.hi, float(iv.n_runs)]
     points, band, approx = [], [], False
     for key, levels in by_key.items():
         x = float(levels[0].concurrency or 0)
-        iv = (
-            level_interval(metric.key, levels, confidence=confidence, label=f"{name}/{key}")
-            if len(levels) > 1
-            else None
-        )
+        stored = known.get(key) if len(levels) > 1 else None
         figs = [f for lv in levels if (f := metric.value(lv)) is not None]
         approx = approx or any(a for _, a in figs)
-        if iv is not None:
-            shown = f"{format_figure(iv.lo)}–{format_figure(iv.hi)}"
-            tip = f"mean of {iv.n_runs} runs; {iv.confidence:.0%} interval {shown}"
-            points.append(Point(x=x, y=iv.point, tooltip=tip))
-            band.append(Band(x=x, lo=iv.lo, hi=iv.hi))
+        if stored is not None:
+            point, lo, hi, n_runs = stored
+            shown = f"{format_figure(lo)}–{format_figure(hi)}"
+            tip = f"mean of {int(n_runs)} runs; {confidence:.0%} interval {shown}"
+            points.append(Point(x=x, y=point, tooltip=tip))
+            band.append(Band(x=x, lo=lo, hi=hi))
         else:
             mean = sum(v for v, _ in figs) / len(figs)
             tip = f"mean of {len(figs)} runs, no interval" if len(figs) > 1 else ""
@@ -80,12 +88,14 @@ def concurrency_chart(
     chart_id: str = "chart",
     repeats: Mapping[str, Sequence[Record]] | None = None,
     confidence: float = 0.95,
+    intervals: BandIntervals | None = None,
 ) -> Chart:
     """Figures against concurrency (log2 axis), one series per line.
 
     ``repeats``: series name → every run of that line's configuration (the line's record included). With two
     or more runs of a headline figure, the line is the mean over runs, with a confidence band where
-    ``bench.compare.level_interval`` gives one.
+    ``bench.compare.level_interval`` gives one. ``intervals``: the bands of an earlier call with the same lines,
+    runs and confidence (not bootstrapped again); what is computed is added to it, for the caller to keep.
     """
     out: list[Series] = []
     hlines: list[HLine] = []
@@ -96,7 +106,8 @@ def concurrency_chart(
         band: list[Band] = []
         pooled = len(runs) > 1 and metric.stat is None
         if pooled:  # placed levels come from every run; levels without a concurrency from the latest
-            points, band, approx = _banded(name, runs, metric, confidence)
+            known = (intervals if intervals is not None else {}).setdefault(name, {})
+            points, band, approx = _banded(runs, metric, confidence, known)
             any_approx = any_approx or approx
             any_band = any_band or bool(band)
         for level in record.levels:

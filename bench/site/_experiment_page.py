@@ -14,8 +14,9 @@ from bench.figures import figure
 from bench.md_table import md_table
 from bench.record.model import Record
 
+from ._chart_model import Chart
 from ._comparisons import comparison_markdown, experiment_comparisons
-from ._concurrency_charts import concurrency_chart, percentile_chart
+from ._concurrency_charts import BandIntervals, concurrency_chart, percentile_chart
 from ._dead_ends import dead_ends_list
 from ._environment import environment_table
 from ._escape import md_code, md_text
@@ -61,14 +62,32 @@ def experiment_charts(site: SiteData, experiment: str, metric_key: str, *, chart
     """One metric against concurrency, every variant overlaid (its latest record, with a band over repeats)."""
     spec = figure(metric_key)
     records = site.latest_per_variant(experiment)
-    chart = concurrency_chart(
-        [(r.variant, r, spec) for r in records],
-        title=f"{spec.heading} vs concurrency — {experiment}",
-        y_title=spec.title,
-        chart_id=chart_id or f"chart-{experiment}-{metric_key}",
-        repeats={r.variant: site.runs(r) for r in records},
-        confidence=site.settings.comparison.confidence,
-    )
+    repeats = {r.variant: site.runs(r) for r in records}
+    confidence = site.settings.comparison.confidence
+
+    drawn: list[Chart] = []
+
+    def draw(found: BandIntervals | None) -> BandIntervals:
+        bands: BandIntervals = found if found is not None else {}
+        drawn.append(
+            concurrency_chart(
+                [(r.variant, r, spec) for r in records],
+                title=f"{spec.heading} vs concurrency — {experiment}",
+                y_title=spec.title,
+                chart_id=chart_id or f"chart-{experiment}-{metric_key}",
+                repeats=repeats,
+                confidence=confidence,
+                intervals=bands,
+            )
+        )
+        return bands
+
+    if site.cache is None:
+        draw(None)
+    else:  # the bands' bootstrap is kept for the next build, keyed by every run drawn and the confidence
+        parts = [f"{v}:" + ",".join(site.digest(r) for r in runs) for v, runs in repeats.items()]
+        site.cache.intervals(site.cache.intervals_key("bands", metric_key, repr(confidence), *parts), draw)
+    chart = drawn[-1]
     if chart.empty:
         what = md_text(spec.label)
         return f"*No record of experiment {md_text(experiment)} states {what}, so there is no chart.*\n"

@@ -5,6 +5,7 @@ computed once per build."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -111,6 +112,20 @@ class SiteData:
     def configuration_flags(self) -> dict[str, list[Flag]]:
         """Configuration key → its regression/improvement flags, thresholds from the settings."""
         return regression_flags((r.record for r in self.records), self.settings.regression)
+
+    @cached_property
+    def _digests(self) -> dict[str, str]:
+        return {}
+
+    def digest(self, record: Record) -> str:
+        """The sha256 of the record's JSON text as the site shows it: what a cached result computed from the record
+        is keyed by (``bench.site._cache``). Computed once per record and build."""
+        memo = self._digests
+        if record.id not in memo:
+            loaded = self.by_id.get(record.id)
+            text = loaded.raw if loaded is not None and loaded.record is record else record.model_dump_json()
+            memo[record.id] = hashlib.sha256(text.encode()).hexdigest()
+        return memo[record.id]
 
     @cached_property
     def comparisons(self) -> dict[tuple[str, str], Comparison]:

@@ -8,7 +8,7 @@ import scipy.stats
 from cmp_fixtures import level, record
 
 from bench.compare import compare_records, level_interval
-from bench.compare._bootstrap import RunValues, bootstrap_ratio, bootstrap_side, rng_for
+from bench.compare._bootstrap import RunValues, bootstrap_ratio, bootstrap_side, stream
 
 TRUE_RATIO = 1.25
 SEEDS = range(400)
@@ -23,8 +23,8 @@ def _coverage(confidences: tuple[float, ...], *, n: int = 80, sigma: float = 0.3
         g = np.random.default_rng([seed, 12])
         a = g.lognormal(np.log(100.0), sigma, n)
         b = TRUE_RATIO * g.lognormal(np.log(100.0), sigma, n)
-        ra = bootstrap_side([RunValues(a.tolist(), "mean")], 1000, rng_for(seed, "a"))
-        rb = bootstrap_side([RunValues(b.tolist(), "mean")], 1000, rng_for(seed, "b"))
+        ra = bootstrap_side([RunValues(a.tolist(), "mean")], 1000, stream(seed, "a"))
+        rb = bootstrap_side([RunValues(b.tolist(), "mean")], 1000, stream(seed, "b"))
         for confidence in confidences:
             found = bootstrap_ratio(ra, rb, confidence)
             assert found is not None

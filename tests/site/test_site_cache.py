@@ -79,3 +79,21 @@ def test_a_bad_record_is_reported_every_time(tmp_path: Path, records: Path) -> N
     for _ in range(2):
         site = load_site(records, DOCS, cache=SiteCache(tmp_path / "cache", version="v1"))
         assert any(str(bad.name) in str(e) for e in site.errors)
+
+
+def test_a_warm_build_bootstraps_nothing_and_writes_the_same_pages(
+    tmp_path: Path, records: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cold = _pages(load_site(records, DOCS, cache=SiteCache(tmp_path / "cache", version="v1")))
+    assert any((tmp_path / "cache").glob("*/intervals/*/*.json"))  # comparisons' and bands' intervals kept
+
+    def no_bootstrap(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a warm build bootstrapped")
+
+    monkeypatch.setattr("bench.compare._interval.bootstrap_many", no_bootstrap)
+    warm_cache = SiteCache(tmp_path / "cache", version="v1")
+    assert _pages(load_site(records, DOCS, cache=warm_cache)) == cold
+    assert warm_cache.interval_hits > 0
+    monkeypatch.undo()
+    # a kept interval is what the bootstrap gives: the same pages without any cache
+    assert _pages(load_site(records, DOCS)) == cold

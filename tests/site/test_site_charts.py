@@ -173,7 +173,7 @@ def test_band_is_bench_compare_interval_of_the_mean_over_runs() -> None:
     chart = concurrency_chart([("baseline", latest, spec)], title="T", y_title="y", repeats={"baseline": runs})
     (series,) = chart.series
     levels = [next(lv for lv in r.levels if lv.key == "8") for r in runs]
-    iv = level_interval("total_throughput", levels, label="baseline/8")
+    iv = level_interval("total_throughput", levels)
     assert iv is not None and iv.n_runs == 3 and iv.lo < iv.point < iv.hi
     band = next(b for b in series.band if b.x == 8)
     assert (band.lo, band.hi) == (iv.lo, iv.hi)

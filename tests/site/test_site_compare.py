@@ -47,7 +47,7 @@ def test_long_form_shows_bench_compare_ratios_and_intervals() -> None:
             if m.ratio.lo is not None and m.ratio.hi is not None:
                 assert f"{m.ratio.lo:.2f}–{m.ratio.hi:.2f}".replace(".", "\\.") in long_form
     # levels with samples carry an interval, the others say they have none
-    assert "| C=1 \\(left out\\) | Per\\-request tok/s ↑ | 146 | 237 | 1\\.62× | 1\\.47–1\\.77 | 4 / 4 |" in long_form
+    assert "| C=1 \\(left out\\) | Per\\-request tok/s ↑ | 146 | 237 | 1\\.62× | 1\\.48–1\\.77 | 4 / 4 |" in long_form
     assert "| C=8 | Per\\-request tok/s ↑ | 96\\.2 | 144 | 1\\.49× | none \\(indicative\\) | 32 / 32 |" in long_form
 
 

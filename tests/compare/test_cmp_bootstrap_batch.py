@@ -1,0 +1,172 @@
+"""The bootstrap's draws as one matrix of counts per run: the same method as resampling request indices, exact
+products (the same numbers in any batch and any BLAS block), independent streams, kept intervals equal fresh ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cmp_fixtures import level, record
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bench.compare._bootstrap as boot
+from bench.compare import RatioIntervals, compare_records, level_interval, level_intervals, level_intervals_many
+from bench.compare._bootstrap import (
+    RunValues,
+    _product,
+    bootstrap_many,
+    bootstrap_side,
+    bootstrap_sides,
+    exact_columns,
+    rng_for,
+    stream,
+)
+from bench.dataframe import frame_rows
+from bench.record.load import load_record
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_counts_are_the_classic_resample_of_request_indices() -> None:
+    # W's row i counts how often each request was drawn in resample i: a mean and a throughput from W are exactly
+    # the statistic of those resampled requests (percentile bootstrap, requests with replacement)
+    g = np.random.default_rng(5)
+    values, times = g.lognormal(3, 0.5, 37), g.uniform(0.5, 2.0, 37)
+    src = stream(3, "x")
+    w = src.weights(0, 37, 500)
+    idx = rng_for(3, "x", "requests", "0", "37").integers(0, 37, size=(500, 37))
+    assert (w.sum(axis=1) == 37).all()
+    assert np.array_equal(w, np.stack([np.bincount(row, minlength=37) for row in idx]).astype(float))
+    mean = bootstrap_side([RunValues(values.tolist(), "mean")], 500, src)
+    assert np.allclose(mean.draws, values[idx].mean(axis=1), rtol=1e-12)
+    rate = bootstrap_side([RunValues(values.tolist(), "rate", duration_s=9.0, times=times.tolist())], 500, src)
+    expected = values[idx].sum(axis=1) / (9.0 * times[idx].sum(axis=1) / times.sum())
+    assert np.allclose(rate.draws, expected, rtol=1e-12)
+    assert mean.point == values.mean() and rate.point == pytest.approx(values.sum() / 9.0, rel=1e-15)
+
+
+def test_hierarchical_draws_resample_runs_then_requests() -> None:
+    g = np.random.default_rng(8)
+    runs = [g.normal(m, 3.0, n) for m, n in ((100, 20), (110, 25), (95, 20))]
+    src = stream(0, "a")
+    res = bootstrap_side([RunValues(r.tolist(), "mean") for r in runs], 400, src)
+    per_run = np.stack([src.weights(i, len(r), 400) @ r / len(r) for i, r in enumerate(runs)])
+    chosen = src.runs(3, 400)
+    expected = per_run[chosen, np.arange(400)[:, None]].mean(axis=1)
+    assert np.allclose(res.draws, expected, rtol=1e-12) and res.n_runs == 3 and res.n_requests == 65
+
+
+def test_streams_and_run_positions_draw_independently() -> None:
+    a, b = stream(0, "a"), stream(0, "b")
+    assert not np.array_equal(a.weights(0, 50, 200), b.weights(0, 50, 200))  # the two sides of a ratio
+    assert not np.array_equal(a.weights(0, 50, 200), a.weights(1, 50, 200))  # two runs of one side
+    assert np.array_equal(a.weights(0, 50, 200), stream(0, "a").weights(0, 50, 200))  # seeded: the same again
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.floats(min_value=-1e6, max_value=1e9, allow_nan=False), min_size=2, max_size=300),
+    st.integers(0, 2**16),
+)
+def test_exact_columns_make_every_product_order_free(xs: list[float], seed: int) -> None:
+    n = len(xs)
+    x = np.asarray([xs, [v * 0.37 + 1.0 for v in xs]])
+    exact = exact_columns(x, n)
+    top = np.max(np.abs(x), axis=1, keepdims=True)
+    assert (np.abs(exact - x) <= top * 2.0 ** -(52 - np.ceil(np.log2(n + 1)))).all()  # rounded, barely
+    w = stream(seed).weights(0, n, 300)
+    full = w @ exact.T
+    # gemv per column, single rows, blocks of rows: BLAS adds in other orders; an exact sum has one value
+    assert np.array_equal(full[:, 0], w @ exact[0])
+    assert np.array_equal(full, np.concatenate([w[i : i + 1] @ exact.T for i in range(300)]))
+    assert np.array_equal(full, np.concatenate([w[i : i + 7] @ exact.T for i in range(0, 300, 7)]))
+
+
+def test_products_in_blocks_equal_one_product(monkeypatch: pytest.MonkeyPatch) -> None:
+    g = np.random.default_rng(2)
+    w = stream(1).weights(0, 384, 2000)
+    x = exact_columns(g.lognormal(2, 1, (40, 384)), 384).T
+    assert np.array_equal(_product(w, x), w @ x)
+    monkeypatch.setattr(boot, "PRODUCT_SIZE", 5000)  # tiny blocks: many rows and column blocks
+    assert np.array_equal(_product(w, x), w @ x)
+
+
+def test_a_batch_gives_each_side_exactly_its_own_draws() -> None:
+    g = np.random.default_rng(4)
+
+    def side(n: int, runs: int) -> list[list[RunValues]]:
+        vals = [g.lognormal(4, 0.3, n).tolist() for _ in range(runs)]
+        ts = [g.uniform(1, 3, n).tolist() for _ in range(runs)]
+        return [
+            [RunValues(v, "mean") for v in vals],
+            [RunValues(v, "rate", duration_s=5.0, times=t) for v, t in zip(vals, ts, strict=True)],
+            [RunValues(v[: n - 3], "mean") for v in vals],  # a figure on fewer requests (TPOT's kind)
+        ]
+
+    jobs = [side(48, 1), side(96, 2), side(48, 3), side(16, 1)]
+    src = stream(0, "interval")
+    together = bootstrap_many(jobs, 2000, src)
+    boot._BANK.clear()  # kept matrices are a pure function of their key: drawing them again changes nothing
+    for job, got in zip(jobs, together, strict=True):
+        alone = bootstrap_sides(job, 2000, src)
+        for a, b in zip(alone, got, strict=True):
+            assert a.point == b.point and np.array_equal(a.draws, b.draws)
+
+
+def test_frame_intervals_do_not_depend_on_the_batch() -> None:
+    recs = [load_record(p).record for p in sorted((ROOT / "records" / "h200-ngram").glob("*.json"))[:4]]
+    together = frame_rows(recs)
+    for r in recs:
+        alone = frame_rows([r])
+        mine = [row for row in together if row["record_id"] == r.id]
+        assert alone == mine
+        for row, lv in zip(alone, r.levels, strict=True):
+            keys = [k for k in ("per_request_tok_s", "total_throughput", "ttft_ms", "tpot_ms") if row[k] is not None]
+            assert "per_request_tok_s" in keys
+            for key in keys:  # the interval of the level alone, around the figure the record states
+                iv = level_interval(key, [lv])
+                assert iv is not None and (row[f"{key}_lo"], row[f"{key}_hi"]) == (iv.lo, iv.hi)
+                assert iv.lo < row[key] < iv.hi
+    assert len(together) > 20
+    many = level_intervals_many([(["ttft_ms", "total_throughput"], [lv]) for lv in recs[0].levels])
+    assert many == [level_intervals(["ttft_ms", "total_throughput"], [lv]) for lv in recs[0].levels]
+
+
+def _pair() -> tuple[list[object], list[object]]:
+    base = [
+        record("baseline", [level(c, 100.0, n=40, seed=c) for c in (1, 8)], run_group="g1", suffix=f"a{i}" * 3 + "a")
+        for i in range(2)
+    ]
+    cand = [
+        record("eagle", [level(c, 120.0, n=40, seed=50 + c) for c in (1, 8)], run_group="g2", suffix=f"b{i}" * 3 + "b")
+        for i in range(2)
+    ]
+    return base, cand  # type: ignore[return-value]
+
+
+def test_kept_ratio_intervals_give_the_same_comparison_without_a_bootstrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    base, cand = _pair()
+    kept: RatioIntervals = {}
+    fresh = compare_records(base, cand, ratio_intervals=kept)  # type: ignore[arg-type]
+    assert set(kept) == {"1", "8"} and all(v is not None for lv in kept.values() for v in lv["ratios"].values())
+    m = fresh.levels[1].metric("per_request_tok_s")
+    assert m is not None and kept["8"]["ratios"]["per_request_tok_s"] == [m.ratio.lo, m.ratio.hi]
+    assert kept["8"]["a"]["per_request_tok_s"] == [m.a, 80, 2, "requests", False]  # 2 runs of 40 requests
+
+    def not_again(*args: object, **kwargs: object) -> object:
+        raise AssertionError("computed again although every figure and interval was given")
+
+    monkeypatch.setattr("bench.compare._interval.bootstrap_many", not_again)
+    monkeypatch.setattr("bench.compare._interval.run_values", not_again)
+    again = compare_records(base, cand, ratio_intervals=json.loads(json.dumps(kept)))  # type: ignore[arg-type]
+    assert again == fresh
+    monkeypatch.undo()
+    # a level lacking a figure's interval is bootstrapped again, with or without its sides kept
+    partial: RatioIntervals = json.loads(json.dumps(kept))
+    del partial["8"]["ratios"]["ttft_ms"]
+    partial["1"] = {"ratios": {"ttft_ms": kept["1"]["ratios"]["ttft_ms"]}}
+    assert compare_records(base, cand, ratio_intervals=partial) == fresh  # type: ignore[arg-type]
+    assert partial == kept
