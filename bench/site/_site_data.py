@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from bench.compare import Comparison, Flag, fingerprint, history, regression_flags, runs_of
-from bench.dataframe import frame_from_rows, frame_rows
+from bench.dataframe import frame_from_rows, frame_rows, rows_csv
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord, load_records
 from bench.record.model import Record
@@ -150,6 +150,10 @@ class SiteData:
         by_record, order = self._rows_by_record, self._record_order
         ids = sorted({rid for rid in record_ids if rid in order}, key=order.__getitem__)
         return [row for rid in ids for row in by_record[rid]]
+
+    def csv_of(self, record_ids: Iterable[str]) -> str:
+        """These records' rows as CSV: what ``frame_csv(frame_of(ids))`` writes, without pandas."""
+        return rows_csv(self.rows_of(record_ids))
 
     def frame_of(self, record_ids: Iterable[str]) -> pd.DataFrame:
         """The DataFrame of these records' rows (what their CSV and JSON downloads hold)."""
