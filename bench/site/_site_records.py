@@ -1,0 +1,100 @@
+"""Loading the site's records: each one read, validated and redacted once, its rows of the frame computed while its
+samples are in memory, then kept lean (:mod:`bench.site._lean`) with a way back to the whole record.
+
+With a site cache (:mod:`bench.site._cache`), a record file whose path and bytes are unchanged is not read as JSON
+at all: its entry holds what was validated (the lean record and its samples, pickled apart so that a build restores
+the samples only of the records it compares), the redacted JSON text where redaction changed it, and its rows per
+confidence level. Without one, the whole record is read from its file again when asked.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from bench.dataframe import frame_rows
+from bench.errors import read_text_file
+from bench.record.errors import RecordError
+from bench.record.load import LoadedRecord, LoadResult, load_record, load_records
+from bench.record.model import Record
+
+from ._cache import SiteCache, record_key
+from ._lean import SiteRecord, lean, share, whole_record
+
+__all__ = ["SiteRecords", "load_site_records"]
+
+KIND = "record"
+Shown = Callable[[LoadedRecord], LoadedRecord]
+
+
+@dataclass
+class SiteRecords:
+    """What :func:`load_site_records` read: the walk's result (its records lean :class:`SiteRecord`) and each
+    record's rows of the frame by id."""
+
+    result: LoadResult
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def load_site_records(root: Path, shown: Shown, confidence: float, cache: SiteCache | None) -> SiteRecords:
+    """Every record under ``root`` (``bench.record.load.load_records``: the walk, the layout and duplicate-id
+    checks) as ``shown`` makes it (the site's redaction; a ``RecordError`` it raises is that file's error), lean,
+    with its rows of the frame at ``confidence``."""
+    shared: dict[Any, Any] = {}
+    rows: dict[str, list[dict[str, Any]]] = {}
+    conf = repr(confidence)
+
+    def load(path: Path) -> LoadedRecord:
+        rel = path.relative_to(root).as_posix()
+        text = read_text_file(path, RecordError)
+        key = record_key(rel, text)
+        entry = cache.get_pickled(KIND, key) if cache is not None else None
+        if entry is None:
+            whole = shown(load_record(path, raw=text))
+            mine = frame_rows([whole.record], confidence=confidence)
+            slim, samples = lean(whole.record, shared)
+            entry = {
+                "lean": pickle.dumps(slim, protocol=5),
+                "samples": pickle.dumps(samples, protocol=5),
+                "raw": whole.raw if whole.raw != text else None,
+                "rows": {conf: mine},
+            }
+            if cache is not None:
+                cache.put_pickled(KIND, key, entry)
+        else:
+            slim = pickle.loads(entry["lean"])
+            share(slim, shared)
+        site_record = SiteRecord(slim, path, partial(_restore, slim, path, rel, key, shown, cache))
+        if conf not in entry["rows"]:  # another confidence level than the entry's: the rows once more
+            entry["rows"][conf] = frame_rows([site_record.whole().record], confidence=confidence)
+            if cache is not None:
+                cache.put_pickled(KIND, key, entry)
+        rows[slim.id] = entry["rows"][conf]
+        return site_record
+
+    return SiteRecords(load_records(root, load=load), rows)
+
+
+def _restore(slim: Record, path: Path, rel: str, key: str, shown: Shown, cache: SiteCache | None) -> LoadedRecord:
+    """The whole record (its samples back) and its redacted text: from the cache entry, else from the file (which
+    must still hold the bytes the build read)."""
+    entry = cache.peek(KIND, key) if cache is not None else None
+    if entry is not None:
+        record = whole_record(slim, pickle.loads(entry["samples"]))
+        raw = entry["raw"]
+        if raw is None:
+            raw = _unchanged_text(path, rel, key)
+        return LoadedRecord(record=record, path=path, raw=raw)
+    whole = shown(load_record(path, raw=_unchanged_text(path, rel, key)))
+    return LoadedRecord(record=whole.record, path=path, raw=whole.raw)
+
+
+def _unchanged_text(path: Path, rel: str, key: str) -> str:
+    text = read_text_file(path, RecordError)
+    if record_key(rel, text) != key:
+        raise RecordError(path, "", "the same file while the site is built (it changed during the build: build again)")
+    return text
