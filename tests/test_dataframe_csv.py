@@ -109,3 +109,12 @@ def test_awkward_cells_as_pandas_writes_them(data: st.DataObject, shipped_rows: 
     template = data.draw(st.sampled_from(shipped_rows))
     rows = data.draw(_rows(template))
     assert rows_csv(rows) == _pandas(rows)
+
+
+def test_rows_as_tuples_make_the_same_frame(shipped_rows: list[dict[str, Any]]) -> None:
+    from bench.dataframe import COLUMNS, frame_from_tuples, frame_json
+
+    tuples = [tuple(row.get(c) for c in COLUMNS) for row in shipped_rows]
+    assert frame_json(frame_from_tuples(tuples)) == frame_json(frame_from_rows(shipped_rows))
+    assert frame_csv(frame_from_tuples(tuples)) == frame_csv(frame_from_rows(shipped_rows))
+    assert frame_json(frame_from_tuples([])) == frame_json(frame_from_rows([]))

@@ -84,11 +84,12 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _all_finite_numbers(values: list[Any]) -> bool:
     """True when every item is a finite number (or a bool): their exact sum is then finite. A NaN or an infinity
-    makes the sum non-finite, anything else (a string, None, an object standing for a literal) is a TypeError, an
-    integer too large for a float an OverflowError; those lists are walked item by item."""
+    makes the sum non-finite (or fsum refuses ``inf + -inf`` with a ValueError), anything else (a string, None, an
+    object standing for a literal) is a TypeError, an integer too large for a float (or a sum past the largest
+    float) an OverflowError; those lists are walked item by item."""
     try:
         return math.isfinite(math.fsum(values))
-    except (TypeError, OverflowError):
+    except (TypeError, OverflowError, ValueError):
         return False
 
 

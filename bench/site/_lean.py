@@ -23,8 +23,6 @@ from bench.record.model import Record, Samples
 
 __all__ = ["SamplesNotLoaded", "SiteRecord", "UnloadedSamples", "lean", "whole_record"]
 
-_SHARED_LENGTH = 200  # strings up to this length are shared between records (names, units, formulas)
-
 
 class SamplesNotLoaded(RuntimeError):
     """A lean record's samples were read: ask the site for the whole record (``SiteData.whole``)."""
@@ -94,27 +92,25 @@ def whole_record(lean_record: Record, samples: Sequence[Samples | None]) -> Reco
 
 
 def share(value: Any, table: dict[Any, Any]) -> None:
-    """Make equal fields-given sets and short strings inside a (frozen) model tree one object each."""
+    """Make equal fields-given sets and strings inside a (frozen) model tree one object each."""
     if isinstance(value, BaseModel):
         fields = value.__pydantic_fields_set__
         object.__setattr__(value, "__pydantic_fields_set__", table.setdefault(frozenset(fields), fields))
         attrs = value.__dict__
         for k, v in attrs.items():
             if type(v) is str:
-                if len(v) <= _SHARED_LENGTH:
-                    attrs[k] = table.setdefault(v, v)
+                attrs[k] = table.setdefault(v, v)
             elif v is not None and not isinstance(v, int | float):
                 share(v, table)
     elif type(value) is list:  # not UnloadedSamples: nothing inside to share
         for i, v in enumerate(value):
             if type(v) is str:
-                if len(v) <= _SHARED_LENGTH:
-                    value[i] = table.setdefault(v, v)
+                value[i] = table.setdefault(v, v)
             elif v is not None and not isinstance(v, int | float):
                 share(v, table)
     elif isinstance(value, dict):
         for k, v in value.items():
-            if type(v) is str and len(v) <= _SHARED_LENGTH:
+            if type(v) is str:
                 value[k] = table.setdefault(v, v)
             elif isinstance(v, BaseModel | dict) or type(v) is list:
                 share(v, table)

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from pydantic import ValidationError
 
 from bench.compare import Comparison, Flag, fingerprint, history, regression_flags, runs_of
-from bench.dataframe import frame_from_rows, frame_rows, rows_csv
+from bench.dataframe import COLUMNS, frame_from_tuples, frame_rows, rows_csv
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord
 from bench.record.model import Record
@@ -29,7 +29,7 @@ from ._dead_ends import DeadEnd, DeadEndError, load_dead_ends
 from ._git_info import GitInfo, load_git_info
 from ._lean import SiteRecord
 from ._reliability import Section, load_reliability
-from ._site_records import load_site_records
+from ._site_records import Rows, compact_rows, load_site_records
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,7 +62,7 @@ class SiteData:
     docs_dir: Path | None = None  # the hand-written pages (their shortcodes name comparisons to offer downloads of)
     cache: SiteCache | None = field(default=None, compare=False)  # what the last build computed, per record
     # Record id → its rows of the frame, computed when it was loaded (load_site); None: computed when first asked.
-    record_rows: Mapping[str, list[dict[str, Any]]] | None = field(default=None, compare=False, repr=False)
+    record_rows: Mapping[str, Rows] | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def by_id(self) -> dict[str, LoadedRecord]:
@@ -152,39 +152,45 @@ class SiteData:
         i = ids.index(record.id) if record.id in ids else 0
         return recs[i - 1] if i > 0 else None
 
-    @cached_property
+    @property
     def rows(self) -> list[dict[str, Any]]:
-        """Every record × level as the rows of :func:`bench.dataframe.frame` (intervals with the site's confidence)."""
-        return [row for rows in self._rows_by_record.values() for row in rows]
+        """Every record × level as the rows of :func:`bench.dataframe.frame` (intervals with the site's confidence),
+        made when asked (the site keeps them as tuples)."""
+        return [dict(zip(COLUMNS, t, strict=True)) for rows in self._rows_by_record.values() for t in rows]
 
     @cached_property
-    def _rows_by_record(self) -> dict[str, list[dict[str, Any]]]:
-        """Record id → its rows, in frame order (the dict keeps the records' order)."""
+    def _rows_by_record(self) -> dict[str, Rows]:
+        """Record id → its rows as tuples, in frame order (the dict keeps the records' order)."""
         records = sorted((r.record for r in self.records), key=lambda r: (r.created_at, r.id))
         if self.record_rows is not None:
             return {r.id: self.record_rows[r.id] for r in records}
         out: dict[str, list[dict[str, Any]]] = {r.id: [] for r in records}
         for row in frame_rows(records, confidence=self.settings.comparison.confidence):
             out[row["record_id"]].append(row)
-        return {rid: rows for rid, rows in out.items() if rows}
+        shared: dict[Any, Any] = {}
+        return {rid: compact_rows(rows, shared) for rid, rows in out.items() if rows}
 
     @cached_property
     def _record_order(self) -> dict[str, int]:
         return {rid: i for i, rid in enumerate(self._rows_by_record)}
 
-    def rows_of(self, record_ids: Iterable[str]) -> list[dict[str, Any]]:
-        """The rows of these records, in frame order."""
+    def _tuples_of(self, record_ids: Iterable[str]) -> list[tuple[Any, ...]]:
         by_record, order = self._rows_by_record, self._record_order
         ids = sorted({rid for rid in record_ids if rid in order}, key=order.__getitem__)
-        return [row for rid in ids for row in by_record[rid]]
+        return [t for rid in ids for t in by_record[rid]]
+
+    def rows_of(self, record_ids: Iterable[str]) -> list[dict[str, Any]]:
+        """The rows of these records, in frame order."""
+        return [dict(zip(COLUMNS, t, strict=True)) for t in self._tuples_of(record_ids)]
 
     def csv_of(self, record_ids: Iterable[str]) -> str:
-        """These records' rows as CSV: what ``frame_csv(frame_of(ids))`` writes, without pandas."""
-        return rows_csv(self.rows_of(record_ids))
+        """These records' rows as CSV: what ``frame_csv(frame_of(ids))`` writes, without pandas (nor a dict per row
+        held at once)."""
+        return rows_csv(_RowDicts(self._tuples_of(record_ids)))
 
     def frame_of(self, record_ids: Iterable[str]) -> pd.DataFrame:
         """The DataFrame of these records' rows (what their CSV and JSON downloads hold)."""
-        return frame_from_rows(self.rows_of(record_ids))
+        return frame_from_tuples(self._tuples_of(record_ids))
 
     def dead_ends_of(self, experiment: str) -> list[DeadEnd]:
         return [d for d in self.dead_ends if d.meta.experiment == experiment]
@@ -193,6 +199,25 @@ class SiteData:
     def all_experiments(self) -> list[str]:
         """Experiments with records or dead ends."""
         return sorted(set(self.experiments) | {d.meta.experiment for d in self.dead_ends})
+
+
+class _RowDicts(Sequence[dict[str, Any]]):
+    """Rows given as tuples, each a dict only while it is read."""
+
+    def __init__(self, tuples: list[tuple[Any, ...]]) -> None:
+        self._tuples = tuples
+
+    def __len__(self) -> int:
+        return len(self._tuples)
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(i, slice):
+            return [dict(zip(COLUMNS, t, strict=True)) for t in self._tuples[i]]
+        return dict(zip(COLUMNS, self._tuples[i], strict=True))
 
 
 def _shown_path(path: Path | str, bases: Sequence[Path]) -> str:
