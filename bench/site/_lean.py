@@ -95,7 +95,8 @@ def share(value: Any, table: dict[Any, Any]) -> None:
     """Make equal fields-given sets and strings inside a (frozen) model tree one object each."""
     if isinstance(value, BaseModel):
         fields = value.__pydantic_fields_set__
-        object.__setattr__(value, "__pydantic_fields_set__", table.setdefault(frozenset(fields), fields))
+        key = ("fields-given", tuple(sorted(fields)))
+        object.__setattr__(value, "__pydantic_fields_set__", table.setdefault(key, fields))
         attrs = value.__dict__
         for k, v in attrs.items():
             if type(v) is str:

@@ -9,6 +9,7 @@ confidence level. Without one, the whole record is read from its file again when
 
 from __future__ import annotations
 
+import io
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from bench.record.load import LoadedRecord, LoadResult, load_record, load_record
 from bench.record.model import Record
 
 from ._cache import SiteCache, record_key
-from ._lean import SiteRecord, lean, share, whole_record
+from ._lean import SiteRecord, lean, whole_record
 
 __all__ = ["Rows", "SiteRecords", "compact_rows", "load_site_records"]
 
@@ -65,30 +66,70 @@ def load_site_records(root: Path, shown: Shown, confidence: float, cache: SiteCa
         text = read_text_file(path, RecordError)
         key = record_key(rel, text)
         entry = cache.get_pickled(KIND, key) if cache is not None else None
+        mine: Rows | None
         if entry is None:
             whole = shown(load_record(path, raw=text))
-            mine = frame_rows([whole.record], confidence=confidence)
+            mine = compact_rows(frame_rows([whole.record], confidence=confidence), shared)
             slim, samples = lean(whole.record, shared)
             entry = {
-                "lean": pickle.dumps(slim, protocol=5),
+                "lean": _dumps(slim),
                 "samples": pickle.dumps(samples, protocol=5),
                 "raw": whole.raw if whole.raw != text else None,
-                "rows": {conf: mine},
+                "rows": {conf: _dumps(mine)},
             }
             if cache is not None:
                 cache.put_pickled(KIND, key, entry)
         else:
-            slim = pickle.loads(entry["lean"])
-            share(slim, shared)
+            slim = _loads(entry["lean"], shared)
+            mine = _loads(entry["rows"][conf], shared) if conf in entry["rows"] else None
         site_record = SiteRecord(slim, path, partial(_restore, slim, path, rel, key, shown, cache))
-        if conf not in entry["rows"]:  # another confidence level than the entry's: the rows once more
-            entry["rows"][conf] = frame_rows([site_record.whole().record], confidence=confidence)
+        if mine is None:  # another confidence level than the entry's: the rows once more
+            mine = compact_rows(frame_rows([site_record.whole().record], confidence=confidence), shared)
+            entry["rows"][conf] = _dumps(mine)
             if cache is not None:
                 cache.put_pickled(KIND, key, entry)
-        rows[slim.id] = compact_rows(entry["rows"][conf], shared)
+        rows[slim.id] = mine
         return site_record
 
     return SiteRecords(load_records(root, load=load), rows)
+
+
+class _SharingPickler(pickle.Pickler):
+    """Pickles the fields-given sets of models and the strings by value, as references the unpickler resolves to
+    one object per value for the whole site (what :func:`bench.site._lean.share` does, at C speed on reading)."""
+
+    def persistent_id(self, obj: Any) -> Any:
+        t = type(obj)
+        if t is str:
+            return obj
+        if t is set:  # a model's fields-given set: a record holds no other set (it is read from JSON)
+            return tuple(sorted(obj))
+        return None
+
+
+class _SharingUnpickler(pickle.Unpickler):
+    def __init__(self, data: bytes, table: dict[Any, Any]) -> None:
+        super().__init__(io.BytesIO(data))
+        self._table = table
+
+    def persistent_load(self, pid: Any) -> Any:
+        if type(pid) is str:
+            return self._table.setdefault(pid, pid)
+        key = ("fields-given", pid)
+        found = self._table.get(key)
+        if found is None:
+            found = self._table[key] = set(pid)
+        return found
+
+
+def _dumps(value: Any) -> bytes:
+    out = io.BytesIO()
+    _SharingPickler(out, protocol=5).dump(value)
+    return out.getvalue()
+
+
+def _loads(data: bytes, table: dict[Any, Any]) -> Any:
+    return _SharingUnpickler(data, table).load()
 
 
 def _restore(slim: Record, path: Path, rel: str, key: str, shown: Shown, cache: SiteCache | None) -> LoadedRecord:
