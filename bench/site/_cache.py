@@ -9,7 +9,9 @@ libraries the numbers come from). Any change to a record, or to benchbook (a ren
 misses the cache; nothing else can hit it. Bad records are never cached: they are read, and reported, every time.
 
 The folder is ``$BENCHBOOK_CACHE_DIR`` (``off`` turns the cache off) or ``~/.cache/benchbook/site``; entries are
-JSON written atomically; a folder that cannot be written costs speed, never the build.
+written atomically (no fsync: a crash may lose an entry, never tear one) as JSON or, for records
+(:mod:`bench.site._site_records`), as pickles of what was validated, restored without validating 100 KB again (the
+folder is the user's own); a folder that cannot be written costs speed, never the build.
 """
 
 from __future__ import annotations
