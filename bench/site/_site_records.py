@@ -9,6 +9,7 @@ confidence level. Without one, the whole record is read from its file again when
 
 from __future__ import annotations
 
+import gc
 import io
 import pickle
 from collections.abc import Callable
@@ -91,7 +92,13 @@ def load_site_records(root: Path, shown: Shown, confidence: float, cache: SiteCa
         rows[slim.id] = mine
         return site_record
 
-    return SiteRecords(load_records(root, load=load), rows)
+    enabled = gc.isenabled()
+    gc.disable()  # millions of objects made and none freed: full collections would walk them again and again
+    try:
+        return SiteRecords(load_records(root, load=load), rows)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class _SharingPickler(pickle.Pickler):
