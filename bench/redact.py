@@ -85,6 +85,15 @@ def secret_name(name: str) -> bool:
     >>> [secret_name(n) for n in ("HF_TOKEN", "--api-key", "secretKey", "max_tokens", "TOKENIZERS_PARALLELISM")]
     [True, True, True, False, False]
     """
+    return _secret_name_short(name) if len(name) <= _CACHED_LENGTH else _secret_name(name)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _secret_name_short(name: str) -> bool:  # a record's keys (p50, mean, formula) are asked about thousands of times
+    return _secret_name(name)
+
+
+def _secret_name(name: str) -> bool:
     parts = [p.upper() for p in _NAME_PARTS.findall(name)]
     if parts in (["KEY"], ["KEYS"]):  # a bare "key" names a level, a sort or a map entry; "api_key" is a secret
         return False
@@ -303,6 +312,8 @@ def redact_value(name: str, value: Any) -> Any:
     value not empty; a number only when the name ends in the secret word), else every string inside it passed
     through :func:`redact_text`, keys of mappings deciding for their values in turn, and a list of strings read
     as a command line (:func:`redact_argv`: the value after ``--api-key`` is hidden)."""
+    if type(value) is float or type(value) is int:  # most of a record's leaves: hidden only under a secret name
+        return REDACTED if name and secret_name(name) and _names_a_number_secret(name) else value
     hidden = name and value not in (None, "", [], {}) and not isinstance(value, bool) and secret_name(name)
     if hidden and (not isinstance(value, int | float) or _names_a_number_secret(name)):
         return REDACTED

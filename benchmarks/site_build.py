@@ -18,6 +18,9 @@ never committed) are built with ``mkdocs build --strict`` and the script prints,
 ``--output FILE`` writes the figures with the machine, the date and the commit (the Performance page reads them).
 
     python benchmarks/site_build.py --sizes 100 1000 [--output benchmarks/results/site-build.json]
+
+At ``--sizes 10000`` the temporary folder holds about 1 GB of records, as much of site cache and the built site
+(check ``df`` on ``$TMPDIR``); ``benchmarks/site_load.py`` measures the loading alone, without MkDocs.
 """
 
 from __future__ import annotations

@@ -82,6 +82,17 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _all_finite_numbers(values: list[Any]) -> bool:
+    """True when every item is a finite number (or a bool): their exact sum is then finite. A NaN or an infinity
+    makes the sum non-finite (or fsum refuses ``inf + -inf`` with a ValueError), anything else (a string, None, an
+    object standing for a literal) is a TypeError, an integer too large for a float (or a sum past the largest
+    float) an OverflowError; those lists are walked item by item."""
+    try:
+        return math.isfinite(math.fsum(values))
+    except (TypeError, OverflowError, ValueError):
+        return False
+
+
 def non_finite_field(data: Any, prefix: str = "") -> tuple[str, str] | None:
     """The dotted path and literal of the first non-finite number in ``data`` (parsed JSON), or None."""
     if isinstance(data, _NonFinite):
@@ -94,6 +105,8 @@ def non_finite_field(data: Any, prefix: str = "") -> tuple[str, str] | None:
             if found is not None:
                 return found
     elif isinstance(data, list):
+        if _all_finite_numbers(data):  # a record's samples: thousands of numbers, summed in C instead of walked
+            return None
         for i, v in enumerate(data):
             found = non_finite_field(v, f"{prefix}[{i}]")
             if found is not None:
@@ -153,8 +166,10 @@ def _migrated_and_validated(data: dict[str, Any], path: Path | str) -> Record:
         raise from_validation_error(RecordError, path, exc) from None
 
 
-def load_record(path: Path, *, check_layout: bool = True) -> LoadedRecord:
-    raw = read_text_file(path, RecordError)
+def load_record(path: Path, *, check_layout: bool = True, raw: str | None = None) -> LoadedRecord:
+    """Read, migrate and validate the record at ``path`` (``raw``: its text, when the caller read it already)."""
+    if raw is None:
+        raw = read_text_file(path, RecordError)
     data = loads_json(raw, path)  # refuses NaN and Infinity already: no second walk over every value
     if not isinstance(data, dict):
         raise RecordError(path, "", f"a JSON object, got {type(data).__name__}")

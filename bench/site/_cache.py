@@ -12,7 +12,9 @@ A comparison's intervals (and a chart's bands) depend on the records of its side
 are kept under a hash of exactly those (the records' JSON text as the site shows it, the settings as JSON).
 
 The folder is ``$BENCHBOOK_CACHE_DIR`` (``off`` turns the cache off) or ``~/.cache/benchbook/site``; entries are
-JSON written atomically; a folder that cannot be written costs speed, never the build.
+written atomically (no fsync: a crash may lose an entry, never tear one) as JSON or, for records
+(:mod:`bench.site._site_records`), as pickles of what was validated, restored without validating 100 KB again (the
+folder is the user's own); a folder that cannot be written costs speed, never the build.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ import copy
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+import pickle
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -32,12 +34,8 @@ import numpy
 import pydantic
 
 from bench.atomic_write import write_atomic
-from bench.errors import read_text_file
-from bench.record.errors import RecordError
-from bench.record.load import LoadedRecord, LoadResult, load_record, load_records
-from bench.record.model import Record
 
-__all__ = ["CACHE_ENV", "SiteCache", "code_version", "default_cache_dir"]
+__all__ = ["CACHE_ENV", "SiteCache", "code_version", "default_cache_dir", "record_key"]
 
 CACHE_ENV = "BENCHBOOK_CACHE_DIR"
 PACKAGE = Path(__file__).resolve().parents[1]  # bench/
@@ -98,85 +96,37 @@ class SiteCache:
     def _put(self, kind: str, key: str, value: Any) -> None:
         path = self._path(kind, key)
         try:
-            write_atomic(path, json.dumps(value, separators=(",", ":")))
+            write_atomic(path, json.dumps(value, separators=(",", ":")), durable=False)
         except OSError:  # a read-only or full disk costs speed, never the build
             return
 
-    # -- records ---------------------------------------------------------------------------------------------
+    # -- entries kept as pickles (what was validated, restored without validating it again) -------------------
 
-    def load_records(
-        self, root: Path, shown: Callable[[LoadedRecord], LoadedRecord]
-    ) -> tuple[LoadResult, list[LoadedRecord]]:
-        """``bench.record.load.load_records(root)`` and each record as ``shown`` makes it (the site's redaction),
-        the pair read from the cache when the file's path and bytes are unchanged. A ``RecordError`` raised by
-        ``shown`` becomes one of the result's errors, as the uncached path reports it."""
-        fresh: dict[Path, LoadedRecord | None] = {}
+    def _pickle_path(self, kind: str, key: str) -> Path:
+        return self.folder / kind / key[:2] / f"{key}.pickle"
 
-        def load(path: Path) -> LoadedRecord:
-            loaded, fresh[path] = self._record(path, path.relative_to(root).as_posix())
-            return loaded
+    def peek(self, kind: str, key: str) -> Any:
+        """The pickled entry, or None; not counted as a hit or a miss (a second read of an entry found already)."""
+        try:
+            return pickle.loads(self._pickle_path(kind, key).read_bytes())
+        except Exception:  # missing, torn by another process's crash, or from another Python: a miss
+            return None
 
-        result = load_records(root, load=load)  # the walk, the layout and duplicate-id checks: bench.record's
-        out: list[LoadedRecord] = []
-        for loaded in result.records:
-            redacted = fresh.get(loaded.path)
-            if redacted is None:
-                try:
-                    redacted = shown(loaded)
-                except RecordError as exc:
-                    result.errors.append(exc)
-                    continue
-                self._remember(loaded.path.relative_to(root).as_posix(), loaded, redacted)
-            out.append(redacted)
-        return result, out
+    def get_pickled(self, kind: str, key: str) -> Any:
+        """The entry ``put_pickled`` kept under ``kind``/``key``, or None (counted: a hit or a miss)."""
+        value = self.peek(kind, key)
+        if value is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return value
 
-    @staticmethod
-    def _record_key(rel: str, text: str) -> str:
-        return hashlib.sha256(rel.encode() + b"\0" + text.encode("utf-8")).hexdigest()
-
-    def _record(self, path: Path, rel: str) -> tuple[LoadedRecord, LoadedRecord | None]:
-        text = read_text_file(path, RecordError)
-        entry = self._get("record", self._record_key(rel, text))
-        if entry is None:
-            return load_record(path), None
-        loaded = LoadedRecord(record=Record.model_validate_json(entry["record"]), path=path, raw=text)
-        if entry["shown"] is None:  # nothing was redacted: the site shows the record as read
-            return loaded, loaded
-        shown = LoadedRecord(record=Record.model_validate_json(entry["shown"]), path=path, raw=entry["raw"] or text)
-        return loaded, shown
-
-    def _remember(self, rel: str, loaded: LoadedRecord, shown: LoadedRecord) -> None:
-        """Keep a freshly read record and its redacted form for the next build."""
-        key = self._record_key(rel, loaded.raw)
-        entry = {
-            "record": loaded.record.model_dump_json(),
-            "shown": None if shown is loaded else shown.record.model_dump_json(),
-            "raw": shown.raw if shown.raw != loaded.raw else None,
-        }
-        self._put("record", key, entry)
-
-    # -- rows of the frame -----------------------------------------------------------------------------------
-
-    def frame_rows(
-        self,
-        records: Sequence[Record],
-        confidence: float,
-        compute: Callable[[Sequence[Record]], list[dict[str, Any]]],
-    ) -> list[dict[str, Any]]:
-        """``compute(records)`` (the frame's rows, record by record in the order given), each record's rows read
-        from the cache when that record (its canonical JSON) and ``confidence`` are unchanged."""
-        rows: list[dict[str, Any]] = []
-        for r in records:
-            canonical = r.model_dump_json()
-            key = hashlib.sha256(f"{confidence!r}\0{canonical}".encode()).hexdigest()
-            cached = self._get("rows", key)
-            if cached is None:
-                mine = compute([r])
-                self._put("rows", key, [_jsonable(row) for row in mine])
-            else:
-                mine = [_restored(row, r) for row in cached]
-            rows += mine
-        return rows
+    def put_pickled(self, kind: str, key: str, value: Any) -> None:
+        """Keep ``value`` (pickled: the cache folder is the user's own, read by nobody else) for the next build."""
+        try:
+            write_atomic(self._pickle_path(kind, key), pickle.dumps(value, protocol=5), durable=False)
+        except OSError:  # a read-only or full disk costs speed, never the build
+            return
 
     # -- bootstrap intervals of comparisons -------------------------------------------------------------------
 
@@ -199,12 +149,6 @@ class SiteCache:
         return value
 
 
-def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
-
-
-def _restored(row: dict[str, Any], record: Record) -> dict[str, Any]:
-    """A cached row with its times taken from the record itself (the same objects an uncached row holds)."""
-    row["created_at"] = record.created_at
-    row["measured_at"] = record.provenance.measured_at
-    return row
+def record_key(rel: str, text: str) -> str:
+    """A record file's cache key: its path in the records folder and its bytes."""
+    return hashlib.sha256(rel.encode() + b"\0" + text.encode("utf-8")).hexdigest()

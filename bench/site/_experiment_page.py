@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bench.compare import environment_diff, render_diff_markdown
-from bench.dataframe import frame_csv, frame_json
+from bench.dataframe import frame_json
 from bench.figures import figure
 from bench.md_table import md_table
 from bench.record.model import Record
@@ -186,9 +186,9 @@ def experiment_rows_line(experiment: str, page: str) -> str:
 
 def experiment_downloads(site: SiteData, experiment: str) -> Iterator[tuple[str, str]]:
     """The experiment's frame rows as CSV and JSON: (docs-relative path, content)."""
-    df = site.frame_of(lr.record.id for lr in site.experiments.get(experiment, []))
-    yield experiment_download(experiment, "csv"), frame_csv(df)
-    yield experiment_download(experiment, "json"), frame_json(df)
+    ids = [lr.record.id for lr in site.experiments.get(experiment, [])]
+    yield experiment_download(experiment, "csv"), site.csv_of(ids)
+    yield experiment_download(experiment, "json"), frame_json(site.frame_of(ids))
 
 
 def history_table(site: SiteData, experiment: str, page: str) -> str:

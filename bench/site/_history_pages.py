@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from bench.compare import Flag, recorded_at
-from bench.dataframe import frame_csv, frame_json
+from bench.dataframe import frame_json
 from bench.figures import COMPARED, Figure, figure, format_figure
 from bench.level_order import level_name, sorted_levels
 from bench.md_table import md_table
@@ -186,9 +186,9 @@ def history_markdown(site: SiteData, key: str) -> str:
 
 def history_downloads(site: SiteData, key: str) -> Iterator[tuple[str, str]]:
     """The configuration's frame rows as CSV and JSON: (docs-relative path, content)."""
-    df = site.frame_of(r.id for r in site.configurations[key])
-    yield history_download(key, "csv"), frame_csv(df)
-    yield history_download(key, "json"), frame_json(df)
+    ids = [r.id for r in site.configurations[key]]
+    yield history_download(key, "csv"), site.csv_of(ids)
+    yield history_download(key, "json"), frame_json(site.frame_of(ids))
 
 
 def history_index(site: SiteData) -> str:

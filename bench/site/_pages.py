@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bench.dataframe import frame_csv, frame_json
+from bench.dataframe import frame_json
 from bench.md_table import md_table
 
 from ._comparisons import comparison_downloads, experiment_comparisons
@@ -105,10 +105,10 @@ def site_pages(site: SiteData, *, records_per_page: int = RECORDS_PER_PAGE) -> I
         r = loaded.record
         yield record_page(r), site_record_markdown(site, r)
         yield record_json(r), loaded.raw
-        yield record_csv(r), frame_csv(site.frame_of([r.id]))
-    everything = site.frame_of(lr.record.id for lr in site.records)
-    yield all_rows_download("csv"), frame_csv(everything)
-    yield all_rows_download("json"), frame_json(everything)
+        yield record_csv(r), site.csv_of([r.id])
+    everyone = [lr.record.id for lr in site.records]
+    yield all_rows_download("csv"), site.csv_of(everyone)
+    yield all_rows_download("json"), frame_json(site.frame_of(everyone))
     shown = {(c.ids_a[0], c.ids_b[0]): c for exp in site.experiments for c in experiment_comparisons(site, exp)[1]}
     shown.update({(c.ids_a[0], c.ids_b[0]): c for c in shortcode_comparisons(site)})
     for c in shown.values():

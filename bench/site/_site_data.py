@@ -8,18 +8,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from pydantic import ValidationError
 
 from bench.compare import Comparison, Flag, fingerprint, history, regression_flags, runs_of
-from bench.dataframe import frame_from_rows, frame_rows
+from bench.dataframe import COLUMNS, frame_from_tuples, frame_rows, rows_csv
 from bench.record.errors import RecordError
-from bench.record.load import LoadedRecord, load_records
+from bench.record.load import LoadedRecord
 from bench.record.model import Record
 from bench.redact import redact_value
 from bench.settings import Settings
@@ -27,7 +28,9 @@ from bench.settings import Settings
 from ._cache import SiteCache
 from ._dead_ends import DeadEnd, DeadEndError, load_dead_ends
 from ._git_info import GitInfo, load_git_info
+from ._lean import SiteRecord
 from ._reliability import Section, load_reliability
+from ._site_records import Rows, compact_rows, load_site_records
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,6 +42,8 @@ RECORDS_ENV = "BENCHBOOK_RECORDS_DIR"
 CONFIG_KEY = "benchbook_site"
 # The variant an experiment's other variants are compared with when benchbook.yaml does not name one.
 DEFAULT_BASELINE = "baseline"
+# Whole records (with their samples) the site keeps at once: an experiment page compares about this many runs.
+WHOLE_KEPT = 64
 
 
 def records_dir(default: Path) -> Path:
@@ -57,6 +62,8 @@ class SiteData:
     reliability: Sequence[Section] = ()  # the Reliability page's cases, read from the repository's test suite
     docs_dir: Path | None = None  # the hand-written pages (their shortcodes name comparisons to offer downloads of)
     cache: SiteCache | None = field(default=None, compare=False)  # what the last build computed, per record
+    # Record id → its rows of the frame, computed when it was loaded (load_site); None: computed when first asked.
+    record_rows: Mapping[str, Rows] | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def by_id(self) -> dict[str, LoadedRecord]:
@@ -94,9 +101,30 @@ class SiteData:
         return self.fingerprints.get(record.id) or fingerprint(record)
 
     def runs(self, record: Record) -> list[Record]:
-        """The record and its repeats in its experiment (same run_group, variant, fingerprint)."""
+        """The record and its repeats in its experiment (same run_group, variant, fingerprint), whole: with their
+        samples (what comparisons and the bands of charts rest on)."""
         pool = (r.record for r in self.experiments.get(record.experiment, []))
-        return runs_of(record, pool, fingerprint_of=self.fingerprint_of)
+        return [self.whole(r) for r in runs_of(record, pool, fingerprint_of=self.fingerprint_of)]
+
+    @cached_property
+    def _wholes(self) -> OrderedDict[str, Record]:
+        return OrderedDict()
+
+    def whole(self, record: Record) -> Record:
+        """The record with its samples: the site holds its records lean (:mod:`bench.site._lean`) and reads a whole
+        one back when asked (the last :data:`WHOLE_KEPT` of them kept)."""
+        loaded = self.by_id.get(record.id)
+        if not isinstance(loaded, SiteRecord):
+            return record
+        memo = self._wholes
+        if record.id in memo:
+            memo.move_to_end(record.id)
+            return memo[record.id]
+        whole = loaded.whole().record
+        memo[record.id] = whole
+        if len(memo) > WHOLE_KEPT:
+            memo.popitem(last=False)
+        return whole
 
     @cached_property
     def configurations(self) -> dict[str, list[Record]]:
@@ -139,36 +167,45 @@ class SiteData:
         i = ids.index(record.id) if record.id in ids else 0
         return recs[i - 1] if i > 0 else None
 
-    @cached_property
+    @property
     def rows(self) -> list[dict[str, Any]]:
-        """Every record × level as the rows of :func:`bench.dataframe.frame` (intervals with the site's confidence)."""
-        confidence = self.settings.comparison.confidence
-        records = sorted((r.record for r in self.records), key=lambda r: (r.created_at, r.id))
-        if self.cache is None:
-            return frame_rows(records, confidence=confidence)
-        return self.cache.frame_rows(records, confidence, lambda rs: frame_rows(rs, confidence=confidence))
+        """Every record × level as the rows of :func:`bench.dataframe.frame` (intervals with the site's confidence),
+        made when asked (the site keeps them as tuples)."""
+        return [dict(zip(COLUMNS, t, strict=True)) for rows in self._rows_by_record.values() for t in rows]
 
     @cached_property
-    def _rows_by_record(self) -> dict[str, list[dict[str, Any]]]:
-        """Record id → its rows, in frame order (the dict keeps the records' order)."""
-        out: dict[str, list[dict[str, Any]]] = {}
-        for row in self.rows:
-            out.setdefault(row["record_id"], []).append(row)
-        return out
+    def _rows_by_record(self) -> dict[str, Rows]:
+        """Record id → its rows as tuples, in frame order (the dict keeps the records' order)."""
+        records = sorted((r.record for r in self.records), key=lambda r: (r.created_at, r.id))
+        if self.record_rows is not None:
+            return {r.id: self.record_rows[r.id] for r in records}
+        out: dict[str, list[dict[str, Any]]] = {r.id: [] for r in records}
+        for row in frame_rows(records, confidence=self.settings.comparison.confidence):
+            out[row["record_id"]].append(row)
+        shared: dict[Any, Any] = {}
+        return {rid: compact_rows(rows, shared) for rid, rows in out.items() if rows}
 
     @cached_property
     def _record_order(self) -> dict[str, int]:
         return {rid: i for i, rid in enumerate(self._rows_by_record)}
 
-    def rows_of(self, record_ids: Iterable[str]) -> list[dict[str, Any]]:
-        """The rows of these records, in frame order."""
+    def _tuples_of(self, record_ids: Iterable[str]) -> list[tuple[Any, ...]]:
         by_record, order = self._rows_by_record, self._record_order
         ids = sorted({rid for rid in record_ids if rid in order}, key=order.__getitem__)
-        return [row for rid in ids for row in by_record[rid]]
+        return [t for rid in ids for t in by_record[rid]]
+
+    def rows_of(self, record_ids: Iterable[str]) -> list[dict[str, Any]]:
+        """The rows of these records, in frame order."""
+        return [dict(zip(COLUMNS, t, strict=True)) for t in self._tuples_of(record_ids)]
+
+    def csv_of(self, record_ids: Iterable[str]) -> str:
+        """These records' rows as CSV: what ``frame_csv(frame_of(ids))`` writes, without pandas (nor a dict per row
+        held at once)."""
+        return rows_csv(_RowDicts(self._tuples_of(record_ids)))
 
     def frame_of(self, record_ids: Iterable[str]) -> pd.DataFrame:
         """The DataFrame of these records' rows (what their CSV and JSON downloads hold)."""
-        return frame_from_rows(self.rows_of(record_ids))
+        return frame_from_tuples(self._tuples_of(record_ids))
 
     def dead_ends_of(self, experiment: str) -> list[DeadEnd]:
         return [d for d in self.dead_ends if d.meta.experiment == experiment]
@@ -177,6 +214,25 @@ class SiteData:
     def all_experiments(self) -> list[str]:
         """Experiments with records or dead ends."""
         return sorted(set(self.experiments) | {d.meta.experiment for d in self.dead_ends})
+
+
+class _RowDicts(Sequence[dict[str, Any]]):
+    """Rows given as tuples, each a dict only while it is read."""
+
+    def __init__(self, tuples: list[tuple[Any, ...]]) -> None:
+        self._tuples = tuples
+
+    def __len__(self) -> int:
+        return len(self._tuples)
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(i, slice):
+            return [dict(zip(COLUMNS, t, strict=True)) for t in self._tuples[i]]
+        return dict(zip(COLUMNS, self._tuples[i], strict=True))
 
 
 def _shown_path(path: Path | str, bases: Sequence[Path]) -> str:
@@ -217,18 +273,6 @@ def redacted_record(loaded: LoadedRecord) -> LoadedRecord:
     return replace(loaded, record=record, raw=raw)
 
 
-def _redacted_records(
-    loaded: Sequence[LoadedRecord], errors: list[RecordError | DeadEndError]
-) -> tuple[LoadedRecord, ...]:
-    out = []
-    for r in loaded:
-        try:
-            out.append(redacted_record(r))
-        except RecordError as exc:
-            errors.append(exc)
-    return tuple(out)
-
-
 def load_site(
     records: Path,
     docs_dir: Path | None = None,
@@ -246,24 +290,20 @@ def load_site(
     and the Reliability page's cases are read from the repository's test suite. ``cache``: keep each record's
     loading, redaction and rows for the next build (:mod:`bench.site._cache`).
     """
-    if cache is None:
-        result = load_records(records)
-        errors: list[RecordError | DeadEndError] = list(result.errors)
-        shown: Sequence[LoadedRecord] = _redacted_records(result.records, errors)
-    else:
-        result, shown = cache.load_records(records, redacted_record)
-        errors = list(result.errors)
+    settings = settings or Settings()
+    loaded = load_site_records(records, redacted_record, settings.comparison.confidence, cache)
+    result = loaded.result
+    errors: list[RecordError | DeadEndError] = list(result.errors)
     dead_ends, de_errors = load_dead_ends(docs_dir) if docs_dir is not None else ([], [])
     errors += de_errors
     bases = [*((repository,) if repository is not None else ()), records.resolve().parent]
-    settings = settings or Settings()
     info = (
         load_git_info(result.records, records, settings.commit_url_base)
         if git
         else GitInfo(repository_url=settings.commit_url_base)
     )
     return SiteData(
-        records=tuple(shown),
+        records=tuple(result.records),
         errors=tuple(_relative_error(e, bases) for e in errors),
         dead_ends=tuple(dead_ends),
         settings=settings,
@@ -271,4 +311,5 @@ def load_site(
         reliability=load_reliability(repository) if repository is not None else (),
         docs_dir=docs_dir,
         cache=cache,
+        record_rows=loaded.rows,
     )

@@ -1,0 +1,140 @@
+"""Records as the site holds them at 10,000 records: lean in memory, whole on demand.
+
+Profiled at 1,000 synthetic records, a loaded record took about 0.6 MB: its per-request samples (thousands of
+numbers), its JSON text, and pydantic's bookkeeping (a set of the fields given, per model: a thousand models per
+record) with the same short strings (units, formulas) repeated in every one. Only the frame's rows (computed when a
+record is loaded), comparisons and the charts of repeated runs read the samples, and only a record's JSON download
+reads its text. So the site keeps each record *lean* (:func:`lean`): every level's samples replaced by
+:class:`UnloadedSamples`, which know their length (a page says how many samples a level kept) and refuse to be
+read, the fields-given sets and short strings shared; and a :class:`SiteRecord` reads its ``raw`` text and its
+whole record (:meth:`SiteRecord.whole`) back when asked (from the site cache, else from the record file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pydantic import BaseModel
+
+from bench.record.load import LoadedRecord
+from bench.record.model import Record, Samples
+
+__all__ = ["SamplesNotLoaded", "SiteRecord", "UnloadedSamples", "lean", "whole_record"]
+
+
+class SamplesNotLoaded(RuntimeError):
+    """A lean record's samples were read: ask the site for the whole record (``SiteData.whole``)."""
+
+
+class UnloadedSamples(list[Any]):
+    """Where a lean record's samples were: their number, and an error for anything that reads them.
+
+    A list (empty inside) so that pydantic's serializer takes it: a lean record dumps its samples as ``[]`` (the
+    environment diff dumps whole records and ignores their levels); Python code that reads them is refused."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __bool__(self) -> bool:
+        return self.n > 0
+
+    def _refuse(self, *_: object) -> NoReturn:
+        raise SamplesNotLoaded(f"the {self.n} samples of a lean record are not in memory: use SiteData.whole()")
+
+    __getitem__ = __iter__ = __reversed__ = __contains__ = _refuse
+    index = count = copy = _refuse
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"UnloadedSamples({self.n})"
+
+    def __reduce__(self) -> tuple[type[UnloadedSamples], tuple[int]]:
+        return UnloadedSamples, (self.n,)
+
+
+def _unloaded(s: Samples) -> Samples:
+    return s.model_copy(update={name: UnloadedSamples(len(getattr(s, name))) for name in Samples.model_fields})
+
+
+def lean(record: Record, shared: dict[Any, Any] | None = None) -> tuple[Record, tuple[Samples | None, ...]]:
+    """The record without its samples' values, and the samples of each level (None where it kept none).
+
+    ``shared``: one table per site, in which equal fields-given sets and short strings of every record become one
+    object (the models are frozen, so nothing changes them afterwards)."""
+    samples = tuple(lv.samples for lv in record.levels)
+    levels = [
+        lv if lv.samples is None else lv.model_copy(update={"samples": _unloaded(lv.samples)}) for lv in record.levels
+    ]
+    out = record.model_copy(update={"levels": levels})
+    share(out, {} if shared is None else shared)
+    return out, samples
+
+
+def whole_record(lean_record: Record, samples: Sequence[Samples | None]) -> Record:
+    """The lean record with its levels' samples put back."""
+    if len(samples) != len(lean_record.levels):
+        raise ValueError(f"{len(samples)} samples for {len(lean_record.levels)} levels")
+    pairs = zip(lean_record.levels, samples, strict=True)
+    levels = [lv if s is None else lv.model_copy(update={"samples": s}) for lv, s in pairs]
+    return lean_record.model_copy(update={"levels": levels})
+
+
+def share(value: Any, table: dict[Any, Any]) -> None:
+    """Make equal fields-given sets and strings inside a (frozen) model tree one object each."""
+    if isinstance(value, BaseModel):
+        fields = value.__pydantic_fields_set__
+        key = ("fields-given", tuple(sorted(fields)))
+        object.__setattr__(value, "__pydantic_fields_set__", table.setdefault(key, fields))
+        attrs = value.__dict__
+        for k, v in attrs.items():
+            if type(v) is str:
+                attrs[k] = table.setdefault(v, v)
+            elif v is not None and not isinstance(v, int | float):
+                share(v, table)
+    elif type(value) is list:  # not UnloadedSamples: nothing inside to share
+        for i, v in enumerate(value):
+            if type(v) is str:
+                value[i] = table.setdefault(v, v)
+            elif v is not None and not isinstance(v, int | float):
+                share(v, table)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if type(v) is str:
+                value[k] = table.setdefault(v, v)
+            elif isinstance(v, BaseModel | dict) or type(v) is list:
+                share(v, table)
+
+
+class SiteRecord(LoadedRecord):
+    """A record of the site: ``record`` lean (:func:`lean`), ``raw`` (the JSON the site offers for download) and the
+    whole record read back by ``restore`` when asked."""
+
+    def __init__(self, record: Record, path: Path, restore: Callable[[], LoadedRecord]) -> None:
+        object.__setattr__(self, "record", record)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "_restore", restore)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "raw":  # not held: read back for the one download that needs it
+            return self.whole().raw
+        raise AttributeError(name)
+
+    def whole(self) -> LoadedRecord:
+        """The record with its samples, and its raw JSON text."""
+        restore: Callable[[], LoadedRecord] = object.__getattribute__(self, "_restore")
+        return restore()
+
+    def __repr__(self) -> str:
+        return f"SiteRecord(id={self.record.id!r}, path={str(self.path)!r})"

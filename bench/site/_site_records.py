@@ -1,0 +1,160 @@
+"""Loading the site's records: each one read, validated and redacted once, its rows of the frame computed while its
+samples are in memory, then kept lean (:mod:`bench.site._lean`) with a way back to the whole record.
+
+With a site cache (:mod:`bench.site._cache`), a record file whose path and bytes are unchanged is not read as JSON
+at all: its entry holds what was validated (the lean record and its samples, pickled apart so that a build restores
+the samples only of the records it compares), the redacted JSON text where redaction changed it, and its rows per
+confidence level. Without one, the whole record is read from its file again when asked.
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import pickle
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from bench.dataframe import COLUMNS, frame_rows
+from bench.errors import read_text_file
+from bench.record.errors import RecordError
+from bench.record.load import LoadedRecord, LoadResult, load_record, load_records
+from bench.record.model import Record
+
+from ._cache import SiteCache, record_key
+from ._lean import SiteRecord, lean, whole_record
+
+__all__ = ["Rows", "SiteRecords", "compact_rows", "load_site_records"]
+
+KIND = "record"
+Shown = Callable[[LoadedRecord], LoadedRecord]
+
+
+@dataclass
+class SiteRecords:
+    """What :func:`load_site_records` read: the walk's result (its records lean :class:`SiteRecord`) and each
+    record's rows of the frame by id."""
+
+    result: LoadResult
+    rows: dict[str, Rows] = field(default_factory=dict)
+
+
+Rows = tuple[tuple[Any, ...], ...]
+"""A record's rows of the frame, each the cells of ``bench.dataframe.COLUMNS`` in order: a tenth of the memory of
+as many dicts."""
+
+
+def compact_rows(rows: list[dict[str, Any]], shared: dict[Any, Any]) -> Rows:
+    """Rows as tuples, their strings shared with every other record's (experiment, variant, engine, ...)."""
+    return tuple(
+        tuple(shared.setdefault(v, v) if type(v) is str else v for v in (row.get(c) for c in COLUMNS)) for row in rows
+    )
+
+
+def load_site_records(root: Path, shown: Shown, confidence: float, cache: SiteCache | None) -> SiteRecords:
+    """Every record under ``root`` (``bench.record.load.load_records``: the walk, the layout and duplicate-id
+    checks) as ``shown`` makes it (the site's redaction; a ``RecordError`` it raises is that file's error), lean,
+    with its rows of the frame at ``confidence``."""
+    shared: dict[Any, Any] = {}
+    rows: dict[str, Rows] = {}
+    conf = repr(confidence)
+
+    def load(path: Path) -> LoadedRecord:
+        rel = path.relative_to(root).as_posix()
+        text = read_text_file(path, RecordError)
+        key = record_key(rel, text)
+        entry = cache.get_pickled(KIND, key) if cache is not None else None
+        mine: Rows | None
+        if entry is None:
+            whole = shown(load_record(path, raw=text))
+            mine = compact_rows(frame_rows([whole.record], confidence=confidence), shared)
+            slim, samples = lean(whole.record, shared)
+            entry = {
+                "lean": _dumps(slim),
+                "samples": pickle.dumps(samples, protocol=5),
+                "raw": whole.raw if whole.raw != text else None,
+                "rows": {conf: _dumps(mine)},
+            }
+            if cache is not None:
+                cache.put_pickled(KIND, key, entry)
+        else:
+            slim = _loads(entry["lean"], shared)
+            mine = _loads(entry["rows"][conf], shared) if conf in entry["rows"] else None
+        site_record = SiteRecord(slim, path, partial(_restore, slim, path, rel, key, shown, cache))
+        if mine is None:  # another confidence level than the entry's: the rows once more
+            mine = compact_rows(frame_rows([site_record.whole().record], confidence=confidence), shared)
+            entry["rows"][conf] = _dumps(mine)
+            if cache is not None:
+                cache.put_pickled(KIND, key, entry)
+        rows[slim.id] = mine
+        return site_record
+
+    enabled = gc.isenabled()
+    gc.disable()  # millions of objects made and none freed: full collections would walk them again and again
+    try:
+        return SiteRecords(load_records(root, load=load), rows)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _SharingPickler(pickle.Pickler):
+    """Pickles the fields-given sets of models and the strings by value, as references the unpickler resolves to
+    one object per value for the whole site (what :func:`bench.site._lean.share` does, at C speed on reading)."""
+
+    def persistent_id(self, obj: Any) -> Any:
+        t = type(obj)
+        if t is str:
+            return obj
+        if t is set:  # a model's fields-given set: a record holds no other set (it is read from JSON)
+            return tuple(sorted(obj))
+        return None
+
+
+class _SharingUnpickler(pickle.Unpickler):
+    def __init__(self, data: bytes, table: dict[Any, Any]) -> None:
+        super().__init__(io.BytesIO(data))
+        self._table = table
+
+    def persistent_load(self, pid: Any) -> Any:
+        if type(pid) is str:
+            return self._table.setdefault(pid, pid)
+        key = ("fields-given", pid)
+        found = self._table.get(key)
+        if found is None:
+            found = self._table[key] = set(pid)
+        return found
+
+
+def _dumps(value: Any) -> bytes:
+    out = io.BytesIO()
+    _SharingPickler(out, protocol=5).dump(value)
+    return out.getvalue()
+
+
+def _loads(data: bytes, table: dict[Any, Any]) -> Any:
+    return _SharingUnpickler(data, table).load()
+
+
+def _restore(slim: Record, path: Path, rel: str, key: str, shown: Shown, cache: SiteCache | None) -> LoadedRecord:
+    """The whole record (its samples back) and its redacted text: from the cache entry, else from the file (which
+    must still hold the bytes the build read)."""
+    entry = cache.peek(KIND, key) if cache is not None else None
+    if entry is not None:
+        record = whole_record(slim, pickle.loads(entry["samples"]))
+        raw = entry["raw"]
+        if raw is None:
+            raw = _unchanged_text(path, rel, key)
+        return LoadedRecord(record=record, path=path, raw=raw)
+    whole = shown(load_record(path, raw=_unchanged_text(path, rel, key)))
+    return LoadedRecord(record=whole.record, path=path, raw=whole.raw)
+
+
+def _unchanged_text(path: Path, rel: str, key: str) -> str:
+    text = read_text_file(path, RecordError)
+    if record_key(rel, text) != key:
+        raise RecordError(path, "", "the same file while the site is built (it changed during the build: build again)")
+    return text

@@ -1,0 +1,80 @@
+"""The site holds its records lean: no sample values and no JSON text in memory, both read back when asked, with
+the same pages as before (the golden and page tests) and nothing silently missing."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+from site_helpers import DOCS, FIXTURES, SHIPPED
+
+from bench.record.errors import RecordError
+from bench.record.load import load_record
+from bench.site import SiteCache, load_site
+from bench.site._lean import SamplesNotLoaded, SiteRecord, UnloadedSamples, lean, whole_record
+from bench.site._site_data import redacted_record
+
+
+@pytest.fixture
+def records(tmp_path: Path) -> Path:
+    folder = tmp_path / "records"
+    shutil.copytree(SHIPPED, folder, dirs_exist_ok=True)
+    shutil.copytree(FIXTURES, folder, dirs_exist_ok=True)
+    return folder
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_records_are_lean_and_whole_on_demand(records: Path, tmp_path: Path, cached: bool) -> None:
+    cache = SiteCache(tmp_path / "cache", version="v1") if cached else None
+    site = load_site(records, DOCS, cache=cache)
+    with_samples = 0
+    for lr in site.records:
+        assert isinstance(lr, SiteRecord) and "raw" not in vars(lr)
+        expected = redacted_record(load_record(lr.path))
+        whole = site.whole(lr.record)
+        assert whole == expected.record and lr.raw == expected.raw
+        for lv, full in zip(lr.record.levels, whole.levels, strict=True):
+            if full.samples is None:
+                assert lv.samples is None
+                continue
+            with_samples += 1
+            assert isinstance(lv.samples.ttft_ms, UnloadedSamples)
+            assert len(lv.samples.ttft_ms) == len(full.samples.ttft_ms)
+            assert full.samples.ttft_ms and all(isinstance(x, float) for x in full.samples.ttft_ms)
+            with pytest.raises(SamplesNotLoaded):
+                list(lv.samples.ttft_ms)
+            with pytest.raises(SamplesNotLoaded):
+                _ = lv.samples.e2e_ms[0]
+    assert with_samples > 10
+
+
+def test_runs_are_whole(records: Path) -> None:
+    site = load_site(records, DOCS)
+    for lr in site.records:
+        for run in site.runs(lr.record):
+            assert not any(isinstance(lv.samples.ttft_ms, UnloadedSamples) for lv in run.levels if lv.samples)
+
+
+def test_lean_and_back_is_the_record() -> None:
+    record = load_record(next(SHIPPED.glob("h200-ngram/*.json"))).record
+    slim, samples = lean(record, {})
+    assert any(s is not None for s in samples)
+    assert whole_record(slim, samples) == record
+    assert whole_record(pickle.loads(pickle.dumps(slim)), pickle.loads(pickle.dumps(samples))) == record
+    assert len(pickle.dumps(slim)) < len(pickle.dumps(record)) - sum(len(pickle.dumps(s)) for s in samples) // 2
+    with pytest.raises(ValueError):
+        whole_record(slim, samples[:-1])
+
+
+def test_a_record_changed_during_the_build_is_an_error_not_a_mixed_page(records: Path) -> None:
+    site = load_site(records, DOCS)
+    lr = next(r for r in site.records if r.path.parent.name == "h200-ngram")
+    data = json.loads(lr.path.read_text(encoding="utf-8"))
+    data["title"] = "changed while the site was built"
+    lr.path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    with pytest.raises(RecordError) as info:
+        _ = lr.raw
+    assert info.value.path == str(lr.path) and "changed during the build" in info.value.expected

@@ -1,0 +1,120 @@
+"""``rows_csv``: the site's CSV downloads written straight from the frame's rows, byte for byte what pandas writes
+(``frame_csv(frame_from_rows(rows))``, which ``bench frame`` and the DataFrame API keep), on the shipped records,
+the fixtures, synthetic records of the site benchmark, and rows with every awkward cell hypothesis finds."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench.dataframe import frame_csv, frame_from_rows, frame_rows, rows_csv
+from bench.record.load import load_record
+from bench.record.model import Record
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = (ROOT / "records", ROOT / "tests" / "fixtures" / "records")
+
+
+def _pandas(rows: list[dict[str, Any]]) -> str:
+    return frame_csv(frame_from_rows(rows))
+
+
+def _shipped() -> list[Record]:
+    return [load_record(p).record for folder in FOLDERS for p in sorted(folder.rglob("*.json"))]
+
+
+def _synthetic(n: int) -> list[Record]:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from synthetic_records import _template_texts, synthetic_record
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    templates = _template_texts()
+    return [Record.model_validate(synthetic_record(i, n, templates)) for i in range(0, n, 7)]
+
+
+@pytest.fixture(scope="module")
+def shipped_rows() -> list[dict[str, Any]]:
+    return frame_rows(_shipped())
+
+
+def test_each_shipped_record_and_all_together_as_pandas_writes_them(shipped_rows: list[dict[str, Any]]) -> None:
+    ids = list(dict.fromkeys(r["record_id"] for r in shipped_rows))
+    assert len(ids) > 20
+    for rid in ids:
+        mine = [r for r in shipped_rows if r["record_id"] == rid]
+        assert rows_csv(mine) == _pandas(mine), rid
+    assert rows_csv(shipped_rows) == _pandas(shipped_rows)
+
+
+def test_synthetic_records_as_pandas_writes_them() -> None:
+    rows = frame_rows(_synthetic(60), intervals=False)
+    assert rows_csv(rows) == _pandas(rows)
+    first = [r for r in rows if r["record_id"] == rows[0]["record_id"]]
+    assert rows_csv(first) == _pandas(first)
+
+
+def test_no_rows_is_the_header_alone() -> None:
+    assert rows_csv([]) == _pandas([])
+    assert rows_csv([]).count("\n") == 1
+
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12) | st.sampled_from(
+    ["=1+1", "+x", "-3", "@sum", "\tx", "\rx", 'a"b', "a,b", "line\nbreak", "", " ", "NaN", "None"]
+)
+FLOAT = (
+    st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers(-(10**6), 10**6)
+    | st.sampled_from([0.1, 1e16, 1e-5, 123456789.123456789, 1 / 3, -0.0, 5.0])
+)
+TIME = st.datetimes(
+    min_value=datetime(1990, 1, 1),
+    max_value=datetime(2090, 1, 1),
+    timezones=st.sampled_from([UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minutes=-30))]),
+)
+
+
+@st.composite
+def _rows(draw: st.DrawFn, template: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows like ``template`` with up to 25 cells replaced by values of the column's type in the frame."""
+    kinds = {col: str(dtype) for col, dtype in frame_from_rows([template]).dtypes.items()}
+    rows = []
+    for _ in range(draw(st.integers(1, 4))):
+        row = dict(template)
+        for col in draw(st.lists(st.sampled_from(sorted(row)), max_size=25, unique=True)):
+            kind = kinds[col]
+            if kind.startswith("datetime"):
+                row[col] = draw(TIME | st.none()) if col == "measured_at" else draw(TIME)
+            elif kind == "boolean":
+                row[col] = draw(st.booleans() | st.none())
+            elif kind == "Int64":
+                row[col] = draw(st.integers(0, 10**12) | st.none())
+            elif kind == "float64":
+                row[col] = draw(FLOAT | st.none())
+            else:
+                row[col] = draw(TEXT | st.none())
+        rows.append(row)
+    return rows
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_awkward_cells_as_pandas_writes_them(data: st.DataObject, shipped_rows: list[dict[str, Any]]) -> None:
+    template = data.draw(st.sampled_from(shipped_rows))
+    rows = data.draw(_rows(template))
+    assert rows_csv(rows) == _pandas(rows)
+
+
+def test_rows_as_tuples_make_the_same_frame(shipped_rows: list[dict[str, Any]]) -> None:
+    from bench.dataframe import COLUMNS, frame_from_tuples, frame_json
+
+    tuples = [tuple(row.get(c) for c in COLUMNS) for row in shipped_rows]
+    assert frame_json(frame_from_tuples(tuples)) == frame_json(frame_from_rows(shipped_rows))
+    assert frame_csv(frame_from_tuples(tuples)) == frame_csv(frame_from_rows(shipped_rows))
+    assert frame_json(frame_from_tuples([])) == frame_json(frame_from_rows([]))
