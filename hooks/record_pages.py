@@ -33,7 +33,7 @@ import jinja2
 from mkdocs import utils
 from mkdocs.commands.build import get_context
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import File, Files, file_sort_key
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import AnchorLink, TableOfContents
@@ -58,6 +58,7 @@ from bench.site._paths import record_page
 __all__ = ["RecordPageFile", "RecordPages"]
 
 _HERE = Path(__file__).resolve().parent
+_ADAPTER = ("record_pages.py", "site_hooks.py")  # the code that makes a record page's body (gen_pages.py does not)
 _LIBRARIES = ("mkdocs", "markdown", "pymdown-extensions", "mkdocs-material", "pygments")
 
 
@@ -143,8 +144,8 @@ def renderer_version(config: MkDocsConfig) -> str:
     h = hashlib.sha256()
     h.update(repr((config.markdown_extensions, config.mdx_configs, config.use_directory_urls)).encode())
     h.update(repr([version(lib) for lib in _LIBRARIES]).encode())
-    for path in sorted(_HERE.glob("*.py")):
-        h.update(path.read_bytes())
+    for name in _ADAPTER:
+        h.update((_HERE / name).read_bytes())
     return h.hexdigest()
 
 
@@ -293,7 +294,8 @@ class RecordPages:
             return
         out = Path(self.config.site_dir) / "sitemap.xml"
         built = [f for f in files.documentation_pages() if f.page is not None]
-        context = get_context(nav, [*built, *self.files.values()], self.config)
+        listed = sorted([*built, *self.files.values()], key=file_sort_key)  # the order MkDocs and gen-files keep
+        context = get_context(nav, listed, self.config)
         output = env.get_template("sitemap.xml").render(context)
         utils.write_file(output.encode("utf-8"), str(out))
         timestamp = utils.get_build_timestamp(pages=[f.page for f in built if f.page is not None])

@@ -46,6 +46,7 @@ from bench.site import (
     check_site,
     dead_end_page,
     default_cache_dir,
+    direct_record_pages,
     expand_shortcodes,
     full_text_indexed,
     load_site,
@@ -107,26 +108,30 @@ def on_pre_build(config: MkDocsConfig) -> None:
     config[CONFIG_KEY] = site
 
 
-def _pages(config: MkDocsConfig) -> RecordPages:
+def _pages(config: MkDocsConfig) -> RecordPages | None:
+    """This build's record pages (None: MkDocs builds them, ``$BENCHBOOK_RECORD_PAGES=generator``)."""
     pages = config.get(PAGES_KEY)
-    if not isinstance(pages, RecordPages):
-        raise PluginError("benchbook: the record pages were not registered (on_files did not run)")
-    return pages
+    return pages if isinstance(pages, RecordPages) else None
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    config[PAGES_KEY] = pages = RecordPages(_site(config), config, files)
-    pages.add_files()
+    config[PAGES_KEY] = None
+    if direct_record_pages():
+        config[PAGES_KEY] = pages = RecordPages(_site(config), config, files)
+        pages.add_files()
     return files
 
 
 def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
-    _pages(config).nav = nav
+    if (pages := _pages(config)) is not None:
+        pages.nav = nav
     return nav
 
 
 def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja2.Environment:
-    _pages(config).render(env)
+    if (pages := _pages(config)) is not None:
+        pages.render(env)
+        log.info("%d record page(s): %d converted, the others from the site cache", len(pages.pages), pages.rendered)
     return env
 
 
@@ -175,7 +180,8 @@ def on_post_build(config: MkDocsConfig) -> None:
         listed = "\n  ".join(str(v) for v in found[:50])
         raise PluginError(f"benchbook: the built site loads {len(found)} external resource(s):\n  {listed}")
     _add_search_entries(config, _site(config))
-    _pages(config).sitemap()
+    if (pages := _pages(config)) is not None:
+        pages.sitemap()
 
 
 def _add_search_entries(config: MkDocsConfig, site: SiteData) -> None:

@@ -12,13 +12,16 @@ converting it, and rendering the theme's page template around it, once per recor
 * renders the theme's page template once per :class:`Shell` shape (the page's folder, the table of contents'
   structure) with sentinels where the page's own text goes, and fills it per page (:meth:`Shell.fill`).
 
-Nothing here imports a generator; the sentinels are plain words no page holds.
+Nothing here imports a generator; the sentinels are plain words no page holds. ``$BENCHBOOK_RECORD_PAGES=generator``
+sends the record pages through the generator's own pipeline again (:func:`direct_record_pages` is False): slower, the
+same pages (the tests build both ways and compare).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,9 +37,11 @@ __all__ = [
     "H1_URL_SENTINEL",
     "HEADING_SENTINEL",
     "NAME_SENTINEL",
+    "RECORD_PAGES_ENV",
     "TITLE_SENTINEL",
     "Shell",
     "ShellError",
+    "direct_record_pages",
     "record_page_key",
     "shell_key",
     "shell_page",
@@ -49,6 +54,15 @@ H1_URL_SENTINEL = "#benchshellheadingsentinel"
 HEADING_SENTINEL = "benchshellheadingtextsentinel"
 # The page's file name (without its extension) in the shell's page path: records/<folder>/<NAME_SENTINEL>.md.
 NAME_SENTINEL = "benchshellpagenamesentinel"
+
+
+RECORD_PAGES_ENV = "BENCHBOOK_RECORD_PAGES"
+
+
+def direct_record_pages() -> bool:
+    """Whether the generator adapter renders the record pages itself (the default) rather than handing their
+    Markdown to the generator (``$BENCHBOOK_RECORD_PAGES=generator``)."""
+    return os.environ.get(RECORD_PAGES_ENV, "").strip().lower() != "generator"
 
 
 class ShellError(ValueError):
