@@ -136,7 +136,7 @@ class Shell:
         for name, sentinel in (("title", TITLE_SENTINEL), ("h1", H1_URL_SENTINEL), ("name", NAME_SENTINEL)):
             rendered = rendered.replace(sentinel, f"\0{name}\0")
         pieces = rendered.split("\0")
-        if "benchshell" in "".join(pieces[0::2]):
+        if "benchshell" in "".join(pieces[0::2]).lower():
             raise ShellError("a sentinel is left in the shell in a form this module cannot fill")
         return cls(tuple(pieces[0::2]), tuple(pieces[1::2]))
 
