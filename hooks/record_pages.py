@@ -277,6 +277,7 @@ class RecordPages:
             else:
                 html = self._template(env, nav, files, page)
             utils.write_file(html.encode("utf-8", errors="xmlcharrefreplace"), f.abs_dest_path)
+            page.content = page.markdown = None  # written: a build holds one page's HTML at a time, not all of them
             page.links_to_anchors = {
                 target: links
                 for uri, links in body["anchor_links"].items()
