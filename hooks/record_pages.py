@@ -23,6 +23,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import logging
+import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -162,6 +163,7 @@ class RecordPages:
     pages: dict[str, Page] = field(default_factory=dict)
     shells: dict[str, Shell | None] = field(default_factory=dict)
     rendered: int = 0  # bodies converted in this build (the others came from the cache)
+    _linked: list[str] | None = None  # the folders of what the theme links to (see _linkless)
 
     def add_files(self) -> None:
         files = self.all_files
@@ -227,13 +229,14 @@ class RecordPages:
         fill; such pages are rendered whole)."""
         toc = _toc_json(list(page.toc))
         content = page.content or ""
-        key = shell_key(page.file.src_uri, toc, "<h1" in content)
+        src = page.file.src_uri
+        any_folder = self._linkless(nav, src)
+        key = shell_key(src, toc, "<h1" in content, any_folder=any_folder)
         if key in self.shells:
             return self.shells[key]
         config = self.config
-        probe = Page(
-            None, File(shell_page(page.file.src_uri), None, config.site_dir, config.use_directory_urls), config
-        )
+        probe_file = File(shell_page(src, any_folder=any_folder), None, config.site_dir, config.use_directory_urls)
+        probe = Page(None, probe_file, config)
         probe.file.edit_uri = None
         probe.meta = {**page.meta, "title": TITLE_SENTINEL}
         if toc and toc[0]["level"] == 1:
@@ -247,6 +250,16 @@ class RecordPages:
             shell = None
         self.shells[key] = shell
         return shell
+
+    def _linkless(self, nav: Navigation, src: str) -> bool:
+        """Whether the theme links to nothing inside the folder of ``src`` (no page of the navigation, no extra CSS
+        or script lies there): then one shell serves every folder beside it (``shell_page(any_folder=True)``)."""
+        if self._linked is None:
+            linked = [str(p.file.src_uri) for p in nav.pages]
+            linked += [str(x) for x in (*self.config.extra_css, *self.config.extra_javascript)]
+            self._linked = [posixpath.dirname(x) + "/" for x in linked]
+        folder = posixpath.dirname(src) + "/"
+        return "/" in src and not any(x.startswith(folder) for x in self._linked)
 
     def _template(self, env: jinja2.Environment, nav: Navigation, files: Files, page: Page) -> str:
         page.active = True

@@ -131,7 +131,10 @@ def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
 def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja2.Environment:
     if (pages := _pages(config)) is not None:
         pages.render(env)
-        log.info("%d record page(s): %d converted, the others from the site cache", len(pages.pages), pages.rendered)
+        n, converted, shells = len(pages.pages), pages.rendered, len(pages.shells)
+        log.info(
+            "%d record page(s): %d converted, the others from the site cache; %d page shell(s)", n, converted, shells
+        )
     return env
 
 

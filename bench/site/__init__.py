@@ -32,6 +32,7 @@ from ._history_pages import history_index, history_markdown
 from ._offline import check_css, check_html, check_site, is_external
 from ._page_shell import (
     CONTENT_SENTINEL,
+    FOLDER_SENTINEL,
     H1_URL_SENTINEL,
     HEADING_SENTINEL,
     NAME_SENTINEL,
@@ -60,6 +61,7 @@ from ._write_pages import write_pages
 __all__ = [
     "CONFIG_KEY",
     "CONTENT_SENTINEL",
+    "FOLDER_SENTINEL",
     "H1_URL_SENTINEL",
     "HEADING_SENTINEL",
     "NAME_SENTINEL",

@@ -34,6 +34,7 @@ from ._site_data import SiteData
 
 __all__ = [
     "CONTENT_SENTINEL",
+    "FOLDER_SENTINEL",
     "H1_URL_SENTINEL",
     "HEADING_SENTINEL",
     "NAME_SENTINEL",
@@ -54,6 +55,7 @@ H1_URL_SENTINEL = "#benchshellheadingsentinel"
 HEADING_SENTINEL = "benchshellheadingtextsentinel"
 # The page's file name (without its extension) in the shell's page path: records/<folder>/<NAME_SENTINEL>.md.
 NAME_SENTINEL = "benchshellpagenamesentinel"
+FOLDER_SENTINEL = "benchshellpagefoldersentinel"  # the innermost folder (``shell_page(..., any_folder=True)``)
 
 
 RECORD_PAGES_ENV = "BENCHBOOK_RECORD_PAGES"
@@ -92,9 +94,9 @@ def record_page_key(site: SiteData, loaded: LoadedRecord, renderer: str) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
-def shell_key(page: str, toc: Sequence[Mapping[str, object]], has_h1: bool) -> str:
-    """What decides a page's shell: its folder, its table of contents with a top-level heading's text and
-    anchor left out (they are filled per page), and whether the body holds a top-level heading."""
+def shell_key(page: str, toc: Sequence[Mapping[str, object]], has_h1: bool, *, any_folder: bool = False) -> str:
+    """What decides a page's shell: its folder (:func:`shell_page`), its table of contents with a top-level
+    heading's text and anchor left out (they are filled per page), and whether the body holds a top-level heading."""
 
     def shape(items: Sequence[Mapping[str, object]], top: bool) -> list[object]:
         out: list[object] = []
@@ -107,14 +109,19 @@ def shell_key(page: str, toc: Sequence[Mapping[str, object]], has_h1: bool) -> s
                 out.append([item.get("level"), item.get("id"), item.get("title"), shape(children, False)])
         return out
 
-    return json.dumps([shell_page(page), has_h1, shape(toc, True)])
+    return json.dumps([shell_page(page, any_folder=any_folder), has_h1, shape(toc, True)])
 
 
-def shell_page(page: str) -> str:
+def shell_page(page: str, *, any_folder: bool = False) -> str:
     """The page path a shell is rendered for: ``page``'s folder (links from the theme's navigation are relative
-    to it) and a sentinel file name."""
-    folder = page.rsplit("/", 1)[0] + "/" if "/" in page else ""
-    return f"{folder}{NAME_SENTINEL}.md"
+    to it) and a sentinel file name. ``any_folder``: the innermost folder a sentinel too, so that one shell serves
+    every folder beside it; right only where the theme links to nothing inside such a folder (the adapter knows)."""
+    if "/" not in page:
+        return f"{NAME_SENTINEL}.md"
+    folder = page.rsplit("/", 1)[0]
+    if any_folder:
+        folder = "/".join([*folder.split("/")[:-1], FOLDER_SENTINEL])
+    return f"{folder}/{NAME_SENTINEL}.md"
 
 
 @dataclass(frozen=True)
@@ -133,7 +140,8 @@ class Shell:
         if rendered.count(content_marker) != 1:
             raise ShellError("the page's content is not in the rendered template exactly once")
         rendered = rendered.replace(content_marker, "\0content\0")
-        for name, sentinel in (("title", TITLE_SENTINEL), ("h1", H1_URL_SENTINEL), ("name", NAME_SENTINEL)):
+        sentinels = (("title", TITLE_SENTINEL), ("h1", H1_URL_SENTINEL), ("name", NAME_SENTINEL))
+        for name, sentinel in (*sentinels, ("folder", FOLDER_SENTINEL)):
             rendered = rendered.replace(sentinel, f"\0{name}\0")
         pieces = rendered.split("\0")
         if "benchshell" in "".join(pieces[0::2]).lower():
@@ -143,7 +151,9 @@ class Shell:
     def fill(self, *, page: str, title: str, h1_url: str, content: str) -> str:
         """The page: ``page`` (docs-relative path, in the shell's folder), its title, top-level heading anchor
         (``#id``) and body HTML."""
-        values = {"content": content, "title": title, "h1": h1_url, "name": page.rsplit("/", 1)[-1].rsplit(".", 1)[0]}
+        *folders, file_name = page.split("/")
+        values = {"content": content, "title": title, "h1": h1_url, "name": file_name.rsplit(".", 1)[0]}
+        values["folder"] = folders[-1] if folders else ""
         out = [self.parts[0]]
         for slot, part in zip(self.slots, self.parts[1:], strict=True):
             out += (values[slot], part)

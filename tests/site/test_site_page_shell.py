@@ -17,6 +17,7 @@ from bench.git import UNCOMMITTED, RecordCommit
 from bench.settings import Settings
 from bench.site import (
     CONTENT_SENTINEL,
+    FOLDER_SENTINEL,
     H1_URL_SENTINEL,
     NAME_SENTINEL,
     TITLE_SENTINEL,
@@ -118,6 +119,12 @@ def test_a_filled_shell_is_the_template_rendered_for_the_page() -> None:
     content = '<h1 id="run-1">Run 1</h1><p>a &amp; b</p>'
     got = shell.fill(page=page, title="Run 1 (night 2)", h1_url="#run-1", content=content)
     assert got == _render(page, "Run 1 (night 2)", "#run-1", content)
+    # one shell for every folder beside it: the folder is filled too
+    generic = shell_page(page, any_folder=True)
+    assert generic == f"records/{FOLDER_SENTINEL}/{NAME_SENTINEL}.md"
+    shell = Shell.parse(_render(generic, TITLE_SENTINEL, H1_URL_SENTINEL, marker), content_marker=marker)
+    for other in (page, "records/other-exp/20261202T000000Z-x-1234567.md"):
+        assert shell.fill(page=other, title="T", h1_url="#t", content=content) == _render(other, "T", "#t", content)
 
 
 def test_a_shell_refuses_what_it_cannot_fill() -> None:
