@@ -10,12 +10,22 @@ from pathlib import Path
 
 import mkdocs_gen_files
 
-from bench.site import CONFIG_KEY, PERFORMANCE_PAGE, SiteData, load_results, performance_markdown, site_pages
+from bench.site import (
+    CONFIG_KEY,
+    PERFORMANCE_PAGE,
+    SiteData,
+    direct_record_pages,
+    load_results,
+    performance_markdown,
+    site_pages,
+)
 
 site = mkdocs_gen_files.config.get(CONFIG_KEY)  # set by hooks/site_hooks.py (on_pre_build)
 if not isinstance(site, SiteData):
     raise SystemExit("benchbook: records were not loaded (is hooks/site_hooks.py listed under hooks: in mkdocs.yml?)")
-for path, content in site_pages(site):
+# The record pages are rendered by hooks/record_pages.py, outside MkDocs' per-page pipeline (unless
+# $BENCHBOOK_RECORD_PAGES=generator).
+for path, content in site_pages(site, record_pages=not direct_record_pages()):
     with mkdocs_gen_files.open(path, "w", encoding="utf-8") as fh:
         fh.write(content)
 results = Path(mkdocs_gen_files.config.config_file_path).resolve().parent / "benchmarks" / "results"

@@ -6,6 +6,9 @@
                      (one ``git log``) once per build; each bad record is a WARNING naming the file and
                      field, so ``--strict`` fails and a plain build/serve shows an error box; a bad
                      ``benchbook.yaml`` fails the build;
+* ``on_files``       register the record pages (``hooks/record_pages.py``: rendered outside MkDocs' per-page
+                     pipeline, their bodies kept in the site cache);
+* ``on_env``         make, fill and write the record pages;
 * ``on_page_markdown`` expand ``<!-- bench:... -->`` shortcodes (a bad one fails the build, naming
                      the page), put the front-matter summary on dead-end pages, and take the heavy blocks
                      (tables, chart figures) out as ready HTML;
@@ -13,7 +16,7 @@
 * ``on_post_build``  fail the build if any page loads something from outside (``bench.site.check_site``);
                      allowed: ``extra.benchbook.offline_allow`` and the site's own ``site_url``; add the
                      generated pages' title-and-key-field entries to the search index (their full text is
-                     kept out of it: ``bench.site.search_entries``).
+                     kept out of it: ``bench.site.search_entries``); list the record pages in the sitemap.
 
 The generated pages themselves come from ``hooks/gen_pages.py`` (mkdocs-gen-files), which reads the
 data loaded here from the config under ``CONFIG_KEY``.
@@ -24,12 +27,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import jinja2
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page, _RelativePathTreeprocessor
 
 from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
@@ -41,6 +46,7 @@ from bench.site import (
     check_site,
     dead_end_page,
     default_cache_dir,
+    direct_record_pages,
     expand_shortcodes,
     full_text_indexed,
     load_site,
@@ -50,7 +56,14 @@ from bench.site import (
     search_entries,
 )
 
+if TYPE_CHECKING:
+    from hooks.record_pages import RecordPages
+else:  # MkDocs puts this folder on sys.path while it loads a hook
+    from record_pages import RecordPages
+
 log = get_plugin_logger("benchbook")
+# Where this build's record pages (hooks/record_pages.py) are kept between the events, in the MkDocs config.
+PAGES_KEY = "benchbook_record_pages"
 # Page (docs-relative source) -> its pre-rendered blocks and the link resolver that checked their links, from
 # on_page_markdown to on_page_content of the same page.
 _PRERENDERED: dict[str, tuple[dict[str, str], _RelativePathTreeprocessor | None]] = {}
@@ -93,6 +106,36 @@ def on_pre_build(config: MkDocsConfig) -> None:
     for err in site.errors:
         log.warning("%s", err)
     config[CONFIG_KEY] = site
+
+
+def _pages(config: MkDocsConfig) -> RecordPages | None:
+    """This build's record pages (None: MkDocs builds them, ``$BENCHBOOK_RECORD_PAGES=generator``)."""
+    pages = config.get(PAGES_KEY)
+    return pages if isinstance(pages, RecordPages) else None
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    config[PAGES_KEY] = None
+    if direct_record_pages():
+        config[PAGES_KEY] = pages = RecordPages(_site(config), config, files)
+        pages.add_files()
+    return files
+
+
+def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
+    if (pages := _pages(config)) is not None:
+        pages.nav = nav
+    return nav
+
+
+def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja2.Environment:
+    if (pages := _pages(config)) is not None:
+        pages.render(env)
+        n, converted, shells = len(pages.pages), pages.rendered, len(pages.shells)
+        log.info(
+            "%d record page(s): %d converted, the others from the site cache; %d page shell(s)", n, converted, shells
+        )
+    return env
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
@@ -140,6 +183,8 @@ def on_post_build(config: MkDocsConfig) -> None:
         listed = "\n  ".join(str(v) for v in found[:50])
         raise PluginError(f"benchbook: the built site loads {len(found)} external resource(s):\n  {listed}")
     _add_search_entries(config, _site(config))
+    if (pages := _pages(config)) is not None:
+        pages.sitemap()
 
 
 def _add_search_entries(config: MkDocsConfig, site: SiteData) -> None:

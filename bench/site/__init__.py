@@ -15,6 +15,7 @@ pages to a folder for any other generator. Everything public is exported here; t
   ``_failed_levels``, ``_git_info``, ``_repeat_spread``: the parts pages share;
 * ``_offline``: the check that the built site loads nothing from outside;
 * ``_performance``: the Performance page, from the benchmark scripts' result files;
+* ``_page_shell``: record pages' cache keys and the theme's page shell filled per page;
 * ``_prerender``: tables and charts as ready HTML, so Markdown does not parse them again;
 * ``_search``: what the search index holds of the generated pages (titles and key fields, not their text).
 """
@@ -29,6 +30,21 @@ from ._escape import front_matter_title, html_attr, html_text, md_code, md_code_
 from ._experiment_page import experiment_charts, experiment_markdown, percentile_figure, tradeoff_figure
 from ._history_pages import history_index, history_markdown
 from ._offline import check_css, check_html, check_site, is_external
+from ._page_shell import (
+    CONTENT_SENTINEL,
+    FOLDER_SENTINEL,
+    H1_URL_SENTINEL,
+    HEADING_SENTINEL,
+    NAME_SENTINEL,
+    RECORD_PAGES_ENV,
+    TITLE_SENTINEL,
+    Shell,
+    ShellError,
+    direct_record_pages,
+    record_page_key,
+    shell_key,
+    shell_page,
+)
 from ._pages import experiments_index, records_index, site_pages
 from ._performance import PERFORMANCE_PAGE, load_results, performance_markdown
 from ._prerender import Prerendered, prerender, restore
@@ -44,10 +60,17 @@ from ._write_pages import write_pages
 
 __all__ = [
     "CONFIG_KEY",
+    "CONTENT_SENTINEL",
+    "FOLDER_SENTINEL",
+    "H1_URL_SENTINEL",
+    "HEADING_SENTINEL",
+    "NAME_SENTINEL",
     "PERFORMANCE_PAGE",
     "RECORDS_ENV",
+    "RECORD_PAGES_ENV",
     "SHORTCODES",
     "SITE_STYLE",
+    "TITLE_SENTINEL",
     "Axis",
     "Band",
     "Chart",
@@ -58,6 +81,8 @@ __all__ = [
     "Prerendered",
     "SearchEntry",
     "Series",
+    "Shell",
+    "ShellError",
     "ShortcodeError",
     "SiteCache",
     "SiteData",
@@ -71,6 +96,7 @@ __all__ = [
     "dead_end_page",
     "dead_ends_index",
     "default_cache_dir",
+    "direct_record_pages",
     "expand_shortcodes",
     "experiment_charts",
     "experiment_comparisons",
@@ -98,12 +124,15 @@ __all__ = [
     "prerender",
     "ratio_chart",
     "record_markdown",
+    "record_page_key",
     "records_dir",
     "records_index",
     "reliability_markdown",
     "render_svg",
     "restore",
     "search_entries",
+    "shell_key",
+    "shell_page",
     "site_comparison",
     "site_pages",
     "site_record_markdown",

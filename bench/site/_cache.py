@@ -148,6 +148,17 @@ class SiteCache:
             self._put("intervals", key, value)
         return value
 
+    # -- converted record pages ------------------------------------------------------------------------------
+
+    def page(self, key: str) -> dict[str, Any] | None:
+        """A record page's converted body as :meth:`remember_page` kept it under ``key``
+        (``bench.site.record_page_key``), or None."""
+        value = self._get("page", key)
+        return value if isinstance(value, dict) else None
+
+    def remember_page(self, key: str, value: dict[str, Any]) -> None:
+        self._put("page", key, value)
+
 
 def record_key(rel: str, text: str) -> str:
     """A record file's cache key: its path in the records folder and its bytes."""

@@ -87,8 +87,11 @@ def experiments_index(site: SiteData) -> str:
     return "# Experiments\n\n" + (table or "*No experiments yet.*") + "\n"
 
 
-def site_pages(site: SiteData, *, records_per_page: int = RECORDS_PER_PAGE) -> Iterator[tuple[str, str]]:
-    """Every generated file as (docs-relative path, content)."""
+def site_pages(
+    site: SiteData, *, records_per_page: int = RECORDS_PER_PAGE, record_pages: bool = True
+) -> Iterator[tuple[str, str]]:
+    """Every generated file as (docs-relative path, content). ``record_pages=False``: without the record pages'
+    Markdown (a generator adapter that renders them itself from :func:`site_record_markdown`, e.g. ``hooks/``)."""
     yield RECORDS_INDEX, records_index(site, records_per_page)
     yield from records_list_pages(site, records_per_page)
     yield EXPERIMENTS_INDEX, experiments_index(site)
@@ -103,7 +106,8 @@ def site_pages(site: SiteData, *, records_per_page: int = RECORDS_PER_PAGE) -> I
         yield from history_downloads(site, key)
     for loaded in site.records:
         r = loaded.record
-        yield record_page(r), site_record_markdown(site, r)
+        if record_pages:
+            yield record_page(r), site_record_markdown(site, r)
         yield record_json(r), loaded.raw
         yield record_csv(r), site.csv_of([r.id])
     everyone = [lr.record.id for lr in site.records]

@@ -371,3 +371,43 @@ def test_wide_level_tables_scroll_in_their_own_box(server: str, browser: Browser
         assert all(over <= 1 for _, over in page.evaluate(check))
     finally:
         context.close()
+
+
+def test_a_record_page_keeps_the_theme_its_toc_palette_sorting_and_search(browser: Browser, server: str) -> None:
+    """Record pages are rendered outside MkDocs' page pipeline (hooks/record_pages.py): the theme still works."""
+    page = browser.page
+    errors_before = len(browser.errors)
+    record = "records/h200-ngram/20261130T234109Z-baseline-db2789a.html"
+    page.goto(f"{server}/{record}", wait_until="networkidle")
+    toc = page.locator("nav.md-nav--secondary a.md-nav__link")
+    assert "Summary" in toc.all_inner_texts() and toc.count() >= 8
+    page.locator("nav.md-nav--secondary a.md-nav__link", has_text="Environment").first.click()
+    page.wait_for_function("() => location.hash === '#environment'")
+    scheme = page.evaluate("() => document.body.getAttribute('data-md-color-scheme')")
+    page.locator("label.md-header__button[for^='__palette']:visible").first.click()
+    page.wait_for_function(f"() => document.body.getAttribute('data-md-color-scheme') !== '{scheme}'")
+    sel = "article table[data-bench-sortable]"
+    page.wait_for_selector(sel)
+    name = "Output throughput (tok/s)"
+    levels = page.locator(sel).filter(has=page.locator("thead th", has_text=name)).first
+    header = levels.locator("thead th", has_text=name)
+    header.click()
+    values = levels.evaluate(
+        """(t, name) => {
+            const i = [...t.tHead.rows[0].cells].findIndex(c => c.textContent.trim() === name);
+            return [...t.tBodies[0].rows].map(r => parseFloat(r.cells[i].textContent.replace(/[^0-9.]/g, '')));
+        }""",
+        name,
+    )
+    assert len(values) >= 2 and values in (sorted(values), sorted(values, reverse=True))
+    header.click()
+    again = levels.evaluate(
+        "(t, name) => { const i = [...t.tHead.rows[0].cells].findIndex(c => c.textContent.trim() === name);"
+        " return [...t.tBodies[0].rows].map(r => parseFloat(r.cells[i].textContent.replace(/[^0-9.]/g, ''))); }",
+        name,
+    )
+    assert again == list(reversed(values)) and again != values
+    page.locator("input.md-search__input").click()
+    page.locator("input.md-search__input").press_sequentially("bootstrap", delay=50)
+    page.wait_for_selector(".md-search-result__item", timeout=10_000)
+    assert browser.errors[errors_before:] == []

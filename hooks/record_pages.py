@@ -1,0 +1,320 @@
+"""Record pages outside MkDocs' per-page pipeline (MkDocs-specific; the pure parts are ``bench.site``'s
+``record_page_key`` and ``Shell``).
+
+MkDocs would read, convert and template every record page on every build and every ``mkdocs serve`` rebuild. Here
+
+* ``on_files`` registers each record page as a :class:`RecordPageFile`: MkDocs resolves and checks other pages'
+  links to it as to any page, but does not build it;
+* ``on_env`` makes each page's body as MkDocs makes a page's (the ``page_markdown`` / ``page_content`` events of
+  every plugin, these hooks included, and ``Page.render`` with ``mkdocs.yml``'s Markdown extensions), or reads it
+  from the site cache when nothing it depends on changed (``bench.site.record_page_key``); renders the theme's
+  ``main.html`` through MkDocs' own template context once per shell shape (``bench.site.Shell``) and fills it
+  per page; writes the page. The links a cached body resolved are looked up again in this build's files: a
+  target that is gone renders the page afresh, so MkDocs reports the broken link itself (``--strict`` fails);
+* ``sitemap`` adds the pages to ``sitemap.xml`` (MkDocs lists only the pages it built).
+
+Not run for these pages: ``on_pre_page``, ``on_page_read_source``, ``on_page_context`` and ``on_post_page`` (no
+plugin of this site changes a record page there; Material's search reads ``on_page_context``, and record pages
+are kept out of full-text search anyway).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import posixpath
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from mkdocs import utils
+from mkdocs.commands.build import get_context
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.structure.files import File, Files, file_sort_key
+from mkdocs.structure.nav import Navigation
+from mkdocs.structure.pages import Page
+from mkdocs.structure.toc import AnchorLink, TableOfContents
+from mkdocs.utils import meta
+
+from bench.record.load import LoadedRecord
+from bench.site import (
+    CONTENT_SENTINEL,
+    H1_URL_SENTINEL,
+    HEADING_SENTINEL,
+    TITLE_SENTINEL,
+    Shell,
+    ShellError,
+    SiteData,
+    record_page_key,
+    shell_key,
+    shell_page,
+    site_record_markdown,
+)
+from bench.site._paths import record_page
+
+__all__ = ["RecordPageFile", "RecordPages"]
+
+_HERE = Path(__file__).resolve().parent
+_ADAPTER = ("record_pages.py", "site_hooks.py")  # the code that makes a record page's body (gen_pages.py does not)
+_LIBRARIES = ("mkdocs", "markdown", "pymdown-extensions", "mkdocs-material", "pygments")
+
+
+class RecordPageFile(File):
+    """A record page in MkDocs' files (links to it resolve and validate) that MkDocs does not build: its HTML is
+    written by :class:`RecordPages`."""
+
+    def __init__(self, src_uri: str, config: MkDocsConfig) -> None:
+        super().__init__(
+            src_uri,
+            None,
+            config.site_dir,
+            config.use_directory_urls,
+            dest_uri=src_uri.rsplit(".", 1)[0] + ".html",
+        )
+        self.edit_uri = None
+
+    def is_documentation_page(self) -> bool:
+        return False
+
+    def is_static_page(self) -> bool:
+        return False
+
+    def copy_file(self, dirty: bool = False) -> None:
+        """Written by :meth:`RecordPages.render` (before MkDocs copies static files)."""
+
+    def is_modified(self) -> bool:
+        return True
+
+
+class _Recording(Files):
+    """``files`` that remembers which paths a page's links looked up."""
+
+    def __init__(self, inner: Files) -> None:  # no super().__init__: everything else is the inner collection's
+        self._inner = inner
+        self.asked: list[str] = []
+        self.missed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __iter__(self) -> Iterator[File]:
+        return iter(self._inner)
+
+    def __len__(self) -> int:
+        return len(self._inner)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._inner
+
+    def get_file_from_path(self, path: str) -> File | None:
+        found = self._inner.get_file_from_path(path)
+        self.asked.append(path)
+        self.missed = self.missed or found is None
+        return found
+
+
+class _Warnings(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+def _toc_json(items: list[AnchorLink]) -> list[dict[str, Any]]:
+    return [{"title": a.title, "id": a.id, "level": a.level, "children": _toc_json(a.children)} for a in items]
+
+
+def _toc(items: list[dict[str, Any]]) -> list[AnchorLink]:
+    out = []
+    for item in items:
+        link = AnchorLink(item["title"], item["id"], item["level"])
+        link.children = _toc(item["children"])
+        out.append(link)
+    return out
+
+
+def renderer_version(config: MkDocsConfig) -> str:
+    """What a converted body depends on besides the record: the Markdown configuration, URL style, the
+    libraries' versions and this adapter's code."""
+    h = hashlib.sha256()
+    h.update(repr((config.markdown_extensions, config.mdx_configs, config.use_directory_urls)).encode())
+    h.update(repr([version(lib) for lib in _LIBRARIES]).encode())
+    for name in _ADAPTER:
+        h.update((_HERE / name).read_bytes())
+    return h.hexdigest()
+
+
+@dataclass
+class RecordPages:
+    """One build's record pages."""
+
+    site: SiteData
+    config: MkDocsConfig
+    all_files: Files
+    nav: Navigation | None = None
+    env: jinja2.Environment | None = None
+    files: dict[str, RecordPageFile] = field(default_factory=dict)
+    pages: dict[str, Page] = field(default_factory=dict)
+    shells: dict[str, Shell | None] = field(default_factory=dict)
+    rendered: int = 0  # bodies converted in this build (the others came from the cache)
+    _linked: list[str] | None = None  # the folders of what the theme links to (see _linkless)
+
+    def add_files(self) -> None:
+        files = self.all_files
+        for loaded in self.site.records:
+            src = record_page(loaded.record)
+            existing = files.get_file_from_path(src)
+            if existing is not None:
+                files.remove(existing)
+            f = RecordPageFile(src, self.config)
+            files.append(f)
+            self.files[src] = f
+
+    # -- bodies ----------------------------------------------------------------------------------------------
+
+    def _convert(self, loaded: LoadedRecord, page: Page, files: Files) -> tuple[dict[str, Any], bool]:
+        """The page's body as MkDocs makes it, and whether it may be cached (no warning, every link found)."""
+        config = self.config
+        recording = _Recording(files)
+        warnings = _Warnings()
+        logger = logging.getLogger("mkdocs")
+        logger.addHandler(warnings)
+        config._current_page = page
+        try:
+            page.markdown, page.meta = meta.get_data(site_record_markdown(self.site, loaded.record))
+            page.markdown = config.plugins.on_page_markdown(page.markdown, page=page, config=config, files=recording)
+            page.render(config, recording)
+            assert page.content is not None
+            page.content = config.plugins.on_page_content(page.content, page=page, config=config, files=recording)
+        finally:
+            config._current_page = None
+            logger.removeHandler(warnings)
+        self.rendered += 1
+        body = {
+            "content": page.content,
+            "meta": page.meta,
+            "title": page.title,
+            "toc": _toc_json(list(page.toc)),
+            "anchors": sorted(page.present_anchor_ids or ()),
+            "links": sorted(set(recording.asked)),
+            "anchor_links": {f.src_uri: links for f, links in (page.links_to_anchors or {}).items()},
+        }
+        return body, not recording.missed and warnings.count == 0
+
+    def _body(self, loaded: LoadedRecord, page: Page, files: Files, renderer: str) -> dict[str, Any]:
+        cache = self.site.cache
+        key = record_page_key(self.site, loaded, renderer) if cache is not None else ""
+        body = cache.page(key) if cache is not None else None
+        if body is not None and all(files.get_file_from_path(p) is not None for p in body["links"]):
+            page.meta = body["meta"]
+            page.content = body["content"]
+            page.toc = TableOfContents(_toc(body["toc"]))
+            page.present_anchor_ids = set(body["anchors"])
+            return body
+        body, cacheable = self._convert(loaded, page, files)
+        if cache is not None and cacheable:
+            cache.remember_page(key, body)
+        return body
+
+    # -- the theme's page template ---------------------------------------------------------------------------
+
+    def _shell(self, env: jinja2.Environment, nav: Navigation, files: Files, page: Page) -> Shell | None:
+        """The shell for pages shaped like ``page`` (None: the theme prints a sentinel in a way a shell cannot
+        fill; such pages are rendered whole)."""
+        toc = _toc_json(list(page.toc))
+        content = page.content or ""
+        src = page.file.src_uri
+        any_folder = self._linkless(nav, src)
+        key = shell_key(src, toc, "<h1" in content, any_folder=any_folder)
+        if key in self.shells:
+            return self.shells[key]
+        config = self.config
+        probe_file = File(shell_page(src, any_folder=any_folder), None, config.site_dir, config.use_directory_urls)
+        probe = Page(None, probe_file, config)
+        probe.file.edit_uri = None
+        probe.meta = {**page.meta, "title": TITLE_SENTINEL}
+        if toc and toc[0]["level"] == 1:
+            toc[0] = {**toc[0], "title": HEADING_SENTINEL, "id": H1_URL_SENTINEL[1:]}
+        probe.toc = TableOfContents(_toc(toc))
+        marker = CONTENT_SENTINEL + ('<h1 id="x">' if "<h1 id=" in content else "<h1" if "<h1" in content else "")
+        probe.content = marker
+        try:
+            shell: Shell | None = Shell.parse(self._template(env, nav, files, probe), content_marker=marker)
+        except ShellError:
+            shell = None
+        self.shells[key] = shell
+        return shell
+
+    def _linkless(self, nav: Navigation, src: str) -> bool:
+        """Whether the theme links to nothing inside the folder of ``src`` (no page of the navigation, no extra CSS
+        or script lies there): then one shell serves every folder beside it (``shell_page(any_folder=True)``)."""
+        if self._linked is None:
+            linked = [str(p.file.src_uri) for p in nav.pages]
+            linked += [str(x) for x in (*self.config.extra_css, *self.config.extra_javascript)]
+            self._linked = [posixpath.dirname(x) + "/" for x in linked]
+        folder = posixpath.dirname(src) + "/"
+        return "/" in src and not any(x.startswith(folder) for x in self._linked)
+
+    def _template(self, env: jinja2.Environment, nav: Navigation, files: Files, page: Page) -> str:
+        page.active = True
+        try:
+            context = get_context(nav, files, self.config, page)
+            return env.get_template(page.meta.get("template", "main.html")).render(context)
+        finally:
+            page.active = False
+
+    def render(self, env: jinja2.Environment) -> None:
+        """Make, fill and write every record page; check the anchors their links name."""
+        self.env, files = env, self.all_files
+        nav = self.nav
+        assert nav is not None, "on_nav runs before on_env"
+        renderer = renderer_version(self.config)
+        log_level = self.config.validation.links.anchors
+        for loaded in self.site.records:
+            src = record_page(loaded.record)
+            f = self.files[src]
+            page = Page(None, f, self.config)
+            self.pages[src] = page
+            body = self._body(loaded, page, files, renderer)
+            shell = self._shell(env, nav, files, page)
+            first = page.toc.items[0] if page.toc.items else None
+            title = page.meta.get("title")
+            if shell is not None and first is not None and first.level == 1 and isinstance(title, str):
+                html = shell.fill(page=src, title=title, h1_url=first.url, content=body["content"])
+            else:
+                html = self._template(env, nav, files, page)
+            utils.write_file(html.encode("utf-8", errors="xmlcharrefreplace"), f.abs_dest_path)
+            page.content = page.markdown = None  # written: a build holds one page's HTML at a time, not all of them
+            page.links_to_anchors = {
+                target: links
+                for uri, links in body["anchor_links"].items()
+                if (target := files.get_file_from_path(uri)) is not None
+            }
+        for page in self.pages.values():  # every record page's anchors are known now
+            page.validate_anchor_links(files=files, log_level=log_level)
+
+    # -- sitemap ---------------------------------------------------------------------------------------------
+
+    def sitemap(self) -> None:
+        """Render ``sitemap.xml`` (and its ``.gz``) again with the record pages among the pages."""
+        env, nav, files = self.env, self.nav, self.all_files
+        if env is None or nav is None or "sitemap.xml" not in self.config.theme.static_templates or not self.pages:
+            return
+        out = Path(self.config.site_dir) / "sitemap.xml"
+        built = [f for f in files.documentation_pages() if f.page is not None]
+        listed = sorted([*built, *self.files.values()], key=file_sort_key)  # the order MkDocs and gen-files keep
+        context = get_context(nav, listed, self.config)
+        output = env.get_template("sitemap.xml").render(context)
+        utils.write_file(output.encode("utf-8"), str(out))
+        timestamp = utils.get_build_timestamp(pages=[f.page for f in built if f.page is not None])
+        with (
+            open(f"{out}.gz", "wb") as fh,
+            gzip.GzipFile(fileobj=fh, filename=f"{out}.gz", mode="wb", mtime=timestamp) as gz,
+        ):
+            gz.write(output.encode("utf-8"))

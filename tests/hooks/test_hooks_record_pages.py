@@ -1,0 +1,127 @@
+"""Record pages rendered outside MkDocs' per-page pipeline (hooks/record_pages.py): the same pages MkDocs makes,
+cached bodies that a change invalidates, and links still checked in strict mode."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hooks_helpers import ROOT, mkdocs_env
+
+from bench.site import load_site
+
+CONVERTED = re.compile(r"(\d+) record page\(s\): (\d+) converted")
+
+
+def _build(
+    site: Path, records: Path, *, cache: Path | str = "off", config: Path = ROOT / "mkdocs.yml", **env: str
+) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)]
+    full = dict(mkdocs_env(records), BENCHBOOK_CACHE_DIR=str(cache), **env)
+    return subprocess.run(cmd, cwd=config.parent, env=full, capture_output=True, text=True, timeout=300, check=False)
+
+
+def _converted(result: subprocess.CompletedProcess[str]) -> tuple[int, int]:
+    assert result.returncode == 0, result.stdout + result.stderr
+    m = CONVERTED.search(result.stderr)
+    assert m is not None, result.stderr
+    return int(m.group(1)), int(m.group(2))
+
+
+def _tree(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    shutil.copy(ROOT / "mkdocs.yml", proj / "mkdocs.yml")
+    shutil.copytree(ROOT / "docs", proj / "docs")
+    shutil.copytree(ROOT / "hooks", proj / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
+    (proj / "records").mkdir()
+    return proj
+
+
+def test_record_pages_are_the_pages_mkdocs_renders_for_the_same_markdown(
+    tmp_path: Path, project: Path, site_records: Path
+) -> None:
+    """Cold, warm (bodies from the cache) and through MkDocs' own pipeline: every file of the site the same (with a
+    site_url, so that pages carry their canonical address and the sitemap lists them)."""
+    config = project / "mkdocs.yml"
+    config.write_text(config.read_text(encoding="utf-8") + "\nsite_url: https://bench.example/docs/\n")
+    direct = _build(tmp_path / "direct", site_records, cache=tmp_path / "cache", config=config)
+    n, converted = _converted(direct)
+    assert n == converted == len(list(site_records.rglob("*.json")))
+    warm = _build(tmp_path / "warm", site_records, cache=tmp_path / "cache", config=config)
+    assert _converted(warm) == (n, 0)
+    mkdocs = _build(tmp_path / "mkdocs", site_records, config=config, BENCHBOOK_RECORD_PAGES="generator")
+    assert mkdocs.returncode == 0, mkdocs.stdout + mkdocs.stderr
+    assert CONVERTED.search(mkdocs.stderr) is None  # MkDocs built the record pages itself
+    want = _tree(tmp_path / "mkdocs")
+    pages = [p for p in want if p.startswith("records/") and p.endswith(".html") and p != "records/index.html"]
+    assert len(pages) == n
+    for name in ("direct", "warm"):
+        got = _tree(tmp_path / name)
+        assert sorted(got) == sorted(want)
+        differ = [p for p in want if got[p] != want[p]]
+        assert differ == [], f"{name}: {differ[:5]}"
+    page = want[pages[0]].decode()
+    # what the shell holds: Material's header, the palette toggle, the page's TOC, the site's scripts
+    assert 'data-md-component="palette"' in page and 'data-md-component="toc"' in page
+    assert "tablesort.min.js" in page and '<h1 id="' in page
+    assert f'<link rel="canonical" href="https://bench.example/docs/{pages[0]}">' in page
+    sitemap = want["sitemap.xml"].decode()
+    assert all(f"<loc>https://bench.example/docs/{p}</loc>" in sitemap for p in pages)
+
+
+def _last_of_a_configuration(records: Path) -> tuple[Path, str]:
+    site = load_site(records)
+    for recs in site.configurations.values():
+        if len(recs) >= 2:
+            last = site.by_id[recs[-1].id]
+            return last.path, last.record.id
+    raise AssertionError("no configuration with two records")
+
+
+def test_a_changed_record_converts_only_its_page(tmp_path: Path, site_records: Path) -> None:
+    records = tmp_path / "records"
+    shutil.copytree(site_records, records)
+    cache = tmp_path / "cache"
+    n, _ = _converted(_build(tmp_path / "s1", records, cache=cache))
+    path, rid = _last_of_a_configuration(records)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["description"] = "A description added after the first build."
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    assert _converted(_build(tmp_path / "s2", records, cache=cache)) == (n, 1)
+    page = next((tmp_path / "s2" / "records").rglob(f"{rid}.html")).read_text(encoding="utf-8")
+    assert "A description added after the first build." in page
+
+
+def test_a_broken_link_in_a_record_page_fails_strict_also_when_its_body_is_cached(
+    tmp_path: Path, project: Path, site_records: Path
+) -> None:
+    cache = tmp_path / "cache"
+    config = project / "mkdocs.yml"
+    n, _ = _converted(_build(tmp_path / "ok", site_records, cache=cache, config=config))
+    hooks = project / "hooks" / "site_hooks.py"  # the adapter's code changed: every body is converted again
+    hooks.write_text(hooks.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    assert _converted(_build(tmp_path / "again", site_records, cache=cache, config=config)) == (n, n)
+    _, rid = _last_of_a_configuration(site_records)
+    # the generated pages without one record's JSON download, which its page links to
+    script = project / "hooks" / "gen_pages.py"
+    text = script.read_text(encoding="utf-8")
+    loop = "record_pages=not direct_record_pages()):\n"
+    assert loop in text
+    script.write_text(text.replace(loop, loop + f"    if path.endswith('{rid}.json'):\n        continue\n"))
+    bad = _build(tmp_path / "bad", site_records, cache=cache, config=config)
+    assert bad.returncode != 0
+    log = bad.stdout + bad.stderr
+    assert re.search(rf"Doc file 'records/[^']+/{rid}\.md' contains a link '{rid}\.json', but the target", log), log
+    assert "in strict mode" in log
+    assert CONVERTED.search(log) is not None and CONVERTED.search(log).group(2) == "1"  # type: ignore[union-attr]
