@@ -121,10 +121,13 @@ class SiteRecord(LoadedRecord):
     """A record of the site: ``record`` lean (:func:`lean`), ``raw`` (the JSON the site offers for download) and the
     whole record read back by ``restore`` when asked."""
 
-    def __init__(self, record: Record, path: Path, restore: Callable[[], LoadedRecord]) -> None:
+    def __init__(self, record: Record, path: Path, restore: Callable[[], LoadedRecord], digest: str) -> None:
         object.__setattr__(self, "record", record)
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "_restore", restore)
+        # the sha256 of the file's path and bytes as the build read them (the cache's key of the record): with the
+        # code version (the cache folder's name) it decides everything the site shows of the record
+        object.__setattr__(self, "digest", digest)
 
     def __getattr__(self, name: str) -> Any:
         if name == "raw":  # not held: read back for the one download that needs it

@@ -78,12 +78,11 @@ def record_page_key(site: SiteData, loaded: LoadedRecord, renderer: str) -> str:
     record = loaded.record
     page = record_page(record)
     prev = site.previous_in_configuration(record)
-    prev_raw = site.by_id[prev.id].raw if prev is not None and prev.id in site.by_id else None
     parts = {
         "page": page,
-        "record": loaded.raw,
+        "record": site.digest(record),
         "confidence": site.settings.comparison.confidence,
-        "previous": [prev.id, record_page(prev), prev_raw] if prev is not None else None,
+        "previous": [prev.id, record_page(prev), site.digest(prev)] if prev is not None else None,
         "git": [site.git.available, commit_markdown(site.git.of(record.id), site.git.repository_url)],
         "changed": last_changed_line(site.git, [record.id]),
         "configuration": site.configuration_of.get(record.id),

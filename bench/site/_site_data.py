@@ -146,13 +146,17 @@ class SiteData:
         return {}
 
     def digest(self, record: Record) -> str:
-        """The sha256 of the record's JSON text as the site shows it: what a cached result computed from the record
-        is keyed by (``bench.site._cache``). Computed once per record and build."""
+        """What a cached result computed from the record is keyed by (``bench.site._cache``, whose folder names the
+        code version): a record of the site, the digest of its file as loaded (``SiteRecord.digest``: nothing is read
+        again); another, the sha256 of its JSON text as the site shows it. Computed once per record and build."""
         memo = self._digests
         if record.id not in memo:
             loaded = self.by_id.get(record.id)
-            text = loaded.raw if loaded is not None and loaded.record is record else record.model_dump_json()
-            memo[record.id] = hashlib.sha256(text.encode()).hexdigest()
+            if isinstance(loaded, SiteRecord) and loaded.record is record:
+                memo[record.id] = loaded.digest
+            else:
+                text = loaded.raw if loaded is not None and loaded.record is record else record.model_dump_json()
+                memo[record.id] = hashlib.sha256(text.encode()).hexdigest()
         return memo[record.id]
 
     @cached_property

@@ -83,7 +83,7 @@ def load_site_records(root: Path, shown: Shown, confidence: float, cache: SiteCa
         else:
             slim = _loads(entry["lean"], shared)
             mine = _loads(entry["rows"][conf], shared) if conf in entry["rows"] else None
-        site_record = SiteRecord(slim, path, partial(_restore, slim, path, rel, key, shown, cache))
+        site_record = SiteRecord(slim, path, partial(_restore, slim, path, rel, key, shown, cache), key)
         if mine is None:  # another confidence level than the entry's: the rows once more
             mine = compact_rows(frame_rows([site_record.whole().record], confidence=confidence), shared)
             entry["rows"][conf] = _dumps(mine)
