@@ -362,6 +362,29 @@ def profile(n: int, work: Path, top: int) -> None:
     shutil.rmtree(records)
 
 
+def write_result(
+    args: argparse.Namespace, rows: list[Row], started: datetime, load_start: tuple[float, float, float]
+) -> None:
+    """The figures so far, with the machine, the date and the commit, written atomically to ``args.output``."""
+    result = {
+        "kind": RESULT_KIND,
+        "version": RESULT_VERSION,
+        "date": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        **commit(),
+        "machine": {
+            **machine(),
+            "load_average_start": [round(x, 2) for x in load_start],
+            "load_average_end": [round(x, 2) for x in os.getloadavg()],
+        },
+        "settings": {"sizes": args.sizes, "serve_max": args.serve_max, "plain": not args.no_plain},
+        "rows": [{**asdict(r), "ratio": round(r.ratio, 2) if r.ratio else None} for r in rows],
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out = args.output.with_name(f".{args.output.name}.tmp")
+    tmp_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp_out, args.output)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[100, 1000], help="synthetic record counts")
@@ -388,6 +411,8 @@ def main() -> int:
             write_records(folder, n)
             rows.append(measure("synthetic", folder, n, work, serve=n <= args.serve_max, plain=not args.no_plain))
             print(f"\n{n:,} records done\n" + table(rows), flush=True)
+            if args.output:  # every finished size is kept, however the next one ends
+                write_result(args, rows, started, load_start)
             shutil.rmtree(folder)
         if args.profile:
             profile(args.profile, work, args.top)
@@ -396,23 +421,7 @@ def main() -> int:
         for note in r.notes:
             print(f"note ({r.records} records): {note}")
     if args.output:
-        result = {
-            "kind": RESULT_KIND,
-            "version": RESULT_VERSION,
-            "date": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
-            **commit(),
-            "machine": {
-                **machine(),
-                "load_average_start": [round(x, 2) for x in load_start],
-                "load_average_end": [round(x, 2) for x in os.getloadavg()],
-            },
-            "settings": {"sizes": args.sizes, "serve_max": args.serve_max, "plain": not args.no_plain},
-            "rows": [{**asdict(r), "ratio": round(r.ratio, 2) if r.ratio else None} for r in rows],
-        }
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        tmp_out = args.output.with_name(f".{args.output.name}.tmp")
-        tmp_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp_out, args.output)
+        write_result(args, rows, started, load_start)
         print(f"wrote {args.output}")
     return 0
 
