@@ -363,14 +363,18 @@ def profile(n: int, work: Path, top: int) -> None:
 
 
 def write_result(
-    args: argparse.Namespace, rows: list[Row], started: datetime, load_start: tuple[float, float, float]
+    args: argparse.Namespace,
+    rows: list[Row],
+    started: datetime,
+    load_start: tuple[float, float, float],
+    measured: dict[str, object],
 ) -> None:
     """The figures so far, with the machine, the date and the commit, written atomically to ``args.output``."""
     result = {
         "kind": RESULT_KIND,
         "version": RESULT_VERSION,
         "date": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
-        **commit(),
+        **measured,  # as checked out when the run began (not after its own output changed the tree)
         "machine": {
             **machine(),
             "load_average_start": [round(x, 2) for x in load_start],
@@ -397,6 +401,7 @@ def main() -> int:
     args = parser.parse_args()
     started = datetime.now(UTC)
     load_start = os.getloadavg()
+    measured = commit()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="benchbook-site-bench-") as tmp:
         work = Path(tmp)
@@ -412,7 +417,7 @@ def main() -> int:
             rows.append(measure("synthetic", folder, n, work, serve=n <= args.serve_max, plain=not args.no_plain))
             print(f"\n{n:,} records done\n" + table(rows), flush=True)
             if args.output:  # every finished size is kept, however the next one ends
-                write_result(args, rows, started, load_start)
+                write_result(args, rows, started, load_start, measured)
             shutil.rmtree(folder)
         if args.profile:
             profile(args.profile, work, args.top)
@@ -421,7 +426,7 @@ def main() -> int:
         for note in r.notes:
             print(f"note ({r.records} records): {note}")
     if args.output:
-        write_result(args, rows, started, load_start)
+        write_result(args, rows, started, load_start, measured)
         print(f"wrote {args.output}")
     return 0
 
