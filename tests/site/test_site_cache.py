@@ -7,18 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from site_helpers import DOCS, FIXTURES, ROOT, SHIPPED
+from site_helpers import DOCS, ROOT
 
 from bench.site import SiteCache, code_version, load_site, site_pages
 from bench.site._site_data import SiteData
-
-
-@pytest.fixture
-def records(tmp_path: Path) -> Path:
-    folder = tmp_path / "records"
-    shutil.copytree(SHIPPED, folder, dirs_exist_ok=True)
-    shutil.copytree(FIXTURES, folder, dirs_exist_ok=True)
-    return folder
 
 
 def _pages(site: SiteData) -> dict[str, str]:

@@ -5,25 +5,16 @@ from __future__ import annotations
 
 import json
 import pickle
-import shutil
 from pathlib import Path
 
 import pytest
-from site_helpers import DOCS, FIXTURES, SHIPPED
+from site_helpers import DOCS, SHIPPED
 
 from bench.record.errors import RecordError
 from bench.record.load import load_record
 from bench.site import SiteCache, load_site
 from bench.site._lean import SamplesNotLoaded, SiteRecord, UnloadedSamples, lean, whole_record
 from bench.site._site_data import redacted_record
-
-
-@pytest.fixture
-def records(tmp_path: Path) -> Path:
-    folder = tmp_path / "records"
-    shutil.copytree(SHIPPED, folder, dirs_exist_ok=True)
-    shutil.copytree(FIXTURES, folder, dirs_exist_ok=True)
-    return folder
 
 
 @pytest.mark.parametrize("cached", [False, True])

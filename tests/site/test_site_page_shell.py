@@ -4,14 +4,12 @@ the page is made from, and a shell filled per page is the template rendered for 
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import jinja2
 import pytest
-from site_helpers import FIXTURES, SHIPPED
 
 from bench.git import UNCOMMITTED, RecordCommit
 from bench.settings import Settings
@@ -30,14 +28,6 @@ from bench.site import (
     site_record_markdown,
 )
 from bench.site._git_info import GitInfo
-
-
-@pytest.fixture
-def records(tmp_path: Path) -> Path:
-    folder = tmp_path / "records"
-    shutil.copytree(SHIPPED, folder, dirs_exist_ok=True)
-    shutil.copytree(FIXTURES, folder, dirs_exist_ok=True)
-    return folder
 
 
 def _pages(site: SiteData) -> dict[str, tuple[str, str]]:
