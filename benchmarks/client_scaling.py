@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks" / "peers"))
 
-from clients import commit, machine, usable_cores  # noqa: E402
+from machine_facts import commit, machine, usable_cores  # noqa: E402
 from measure import Run, run_client  # noqa: E402
 
 from bench.runner.shards import shared_clock  # noqa: E402

@@ -25,9 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -42,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks" / "peers"))
 
+from machine_facts import commit, machine  # noqa: E402
 from measure import Run, run_client  # noqa: E402
 
 __all__ = ["main"]
@@ -139,47 +138,6 @@ def available(names: list[str]) -> tuple[list[str], dict[str, str]]:
     if "aiperf" in names and not (AIPERF / "bin/aiperf").exists():
         missing["aiperf"] = f"no {AIPERF}: run benchmarks/peers/setup.sh"
     return [n for n in names if n not in missing], missing
-
-
-def machine() -> dict[str, Any]:
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-         if line.startswith("model name")), platform.processor(),
-    )  # fmt: skip
-    return {
-        "cpu": cpu,
-        "cores": usable_cores(),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "system": platform.platform(),
-    }
-
-
-def usable_cores() -> int:
-    """Cores this process may run on: its CPU affinity, capped by a cgroup v2 CPU quota (a container may see
-    every core of its host in ``os.cpu_count()``)."""
-    cores = len(os.sched_getaffinity(0))
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
-        if quota != "max":
-            cores = min(cores, max(1, int(int(quota) / int(period))))
-    except (OSError, ValueError):
-        pass
-    return cores
-
-
-def commit(given: str | None = None) -> dict[str, Any]:
-    """The commit measured: ``given``, else git's HEAD (None where the tree is no git checkout, e.g. a copy)."""
-
-    def git(*a: str) -> str:
-        try:
-            return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        except OSError:
-            return ""
-
-    head = given or git("rev-parse", "HEAD")[:12] or None
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no")) if given is None and head else None
-    return {"commit": head, "dirty": dirty}
 
 
 def summarize(runs: list[Run], levels: list[int], names: list[str]) -> list[dict[str, Any]]:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import socket
 import subprocess
@@ -46,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
+from machine_facts import commit, machine  # noqa: E402
 from plain_site import write_plain_site  # noqa: E402
 from synthetic_records import _template_texts, synthetic_record, write_records  # noqa: E402
 
@@ -298,51 +298,6 @@ def table(rows: list[Row]) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def usable_cores() -> int:
-    """Cores this process may run on: its affinity, capped by a cgroup v2 CPU quota."""
-    cores = len(os.sched_getaffinity(0))
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
-        if quota != "max":
-            cores = min(cores, max(1, int(int(quota) / int(period))))
-    except (OSError, ValueError):
-        pass
-    return cores
-
-
-def machine() -> dict[str, object]:
-    """The same fields as the client benchmarks' result files (``benchmarks/README.md``)."""
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
-    mem = next(
-        int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal")
-    )
-    return {
-        "cpu": cpu,
-        "cores": usable_cores(),
-        "cpu_count": os.cpu_count(),
-        "memory_gib": round(mem / 2**20, 1),
-        "python": platform.python_version(),
-        "system": platform.platform(),
-    }
-
-
-def commit() -> dict[str, object]:
-    """The commit measured (12 hex digits) and whether tracked files differed from it."""
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
-
-    head = git("rev-parse", "HEAD")[:12] or None
-    return {"commit": head, "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if head else None}
 
 
 def profile(n: int, work: Path, top: int) -> None:
