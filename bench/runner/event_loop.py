@@ -17,6 +17,8 @@ import os
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from bench.redact import redact_text
+
 __all__ = ["EVENT_LOOP_ENV", "EventLoopError", "chosen_loop", "run", "running_loop", "watch_readable"]
 
 EVENT_LOOP_ENV = "BENCHBOOK_EVENT_LOOP"
@@ -32,7 +34,8 @@ def chosen_loop(env: dict[str, str] | None = None) -> str:
     """``"uvloop"`` or ``"asyncio"``: the loop :func:`run` starts under this environment."""
     raw = (os.environ if env is None else env).get(EVENT_LOOP_ENV, "auto").strip().lower() or "auto"
     if raw not in _CHOICES:
-        raise EventLoopError(f"${EVENT_LOOP_ENV}: expected one of {', '.join(_CHOICES)}, got {raw!r}")
+        shown = redact_text(raw)  # what a user typed into the environment reaches the terminal redacted
+        raise EventLoopError(f"${EVENT_LOOP_ENV}: expected one of {', '.join(_CHOICES)}, got {shown!r}")
     if raw == "asyncio":
         return "asyncio"
     try:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from bench.redact import REDACTED
 from bench.runner import event_loop
 from bench.runner.event_loop import EVENT_LOOP_ENV, EventLoopError, chosen_loop, run, running_loop, watch_readable
 
@@ -62,6 +63,10 @@ def test_required_uvloop_that_is_missing_and_an_unknown_value_are_errors(monkeyp
     expected = r"\$BENCHBOOK_EVENT_LOOP: expected one of auto, uvloop, asyncio, got 'tokio'"
     with pytest.raises(EventLoopError, match=expected):
         chosen_loop({EVENT_LOOP_ENV: "tokio"})
+    planted = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz012345"  # a token pasted into the wrong variable
+    with pytest.raises(EventLoopError) as info:
+        chosen_loop({EVENT_LOOP_ENV: planted})
+    assert planted not in str(info.value) and REDACTED in str(info.value)
 
 
 def test_run_returns_the_result_on_the_loop_it_names() -> None:
