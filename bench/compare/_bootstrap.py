@@ -202,6 +202,10 @@ def _product(w: FloatArray, x: FloatArray) -> FloatArray:
     return out
 
 
+_FINEST_EXPONENT = -1074
+"""2**-1074 is the smallest positive float64 (a subnormal); every float64 is a multiple of it."""
+
+
 def exact_columns(x: FloatArray, n: int) -> FloatArray:
     """Each row of ``x`` (a column of values: n per row) rounded to a multiple of a power of two, fine enough that
     any sum of n of its values, each taken up to n times in all (a resample), is exact in float64.
@@ -213,7 +217,9 @@ def exact_columns(x: FloatArray, n: int) -> FloatArray:
     of the largest value."""
     bits = 53 - math.ceil(math.log2(n + 1))
     _, top = np.frexp(np.max(np.abs(x), axis=1, initial=0.0))  # every |value| of the row is below 2**top
-    quantum = np.ldexp(1.0, top - bits)[:, None]
+    # never finer than the smallest float64 (2**-1074): a row of subnormal values is already on that grid, and a
+    # finer quantum would underflow to 0 (x / 0 is NaN)
+    quantum = np.ldexp(1.0, np.maximum(top - bits, _FINEST_EXPONENT))[:, None]
     return np.asarray(np.round(x / quantum) * quantum, dtype=np.float64)
 
 

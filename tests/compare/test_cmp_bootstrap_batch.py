@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cmp_fixtures import level, record
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import bench.compare._bootstrap as boot
@@ -71,6 +71,8 @@ def test_streams_and_run_positions_draw_independently() -> None:
     st.lists(st.floats(min_value=-1e6, max_value=1e9, allow_nan=False), min_size=2, max_size=300),
     st.integers(0, 2**16),
 )
+@example(xs=[0.0, 2.2250738585e-313], seed=0)  # a subnormal row: found by CI, its quantum underflowed to 0
+@example(xs=[5e-324, 5e-324, 0.0], seed=1)  # the smallest float64
 def test_exact_columns_make_every_product_order_free(xs: list[float], seed: int) -> None:
     n = len(xs)
     x = np.asarray([xs, [v * 0.37 + 1.0 for v in xs]])
@@ -170,3 +172,10 @@ def test_kept_ratio_intervals_give_the_same_comparison_without_a_bootstrap(monke
     partial["1"] = {"ratios": {"ttft_ms": kept["1"]["ratios"]["ttft_ms"]}}
     assert compare_records(base, cand, ratio_intervals=partial) == fresh  # type: ignore[arg-type]
     assert partial == kept
+
+
+def test_exact_columns_keep_subnormal_and_zero_rows_as_they_are() -> None:
+    x = np.asarray([[0.0, 2.2250738585e-313, 5e-324], [0.0, 0.0, 0.0]])
+    exact = exact_columns(x, 3)
+    assert np.isfinite(exact).all()
+    assert np.array_equal(exact, x)  # already on the finest grid there is
