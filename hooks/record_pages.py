@@ -24,8 +24,9 @@ import gzip
 import hashlib
 import logging
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -43,12 +44,14 @@ from mkdocs.utils import meta
 from bench.record.load import LoadedRecord
 from bench.site import (
     CONTENT_SENTINEL,
+    GENERATED_DIRS,
     H1_URL_SENTINEL,
     HEADING_SENTINEL,
     TITLE_SENTINEL,
     Shell,
     ShellError,
     SiteData,
+    generated_page_key,
     record_page_key,
     shell_key,
     shell_page,
@@ -139,6 +142,18 @@ def _toc(items: list[dict[str, Any]]) -> list[AnchorLink]:
     return out
 
 
+def _nav_pages(nav: Any) -> Iterator[str]:
+    """Every page path named in ``mkdocs.yml``'s ``nav`` (those pages stay MkDocs' own)."""
+    if isinstance(nav, str):
+        yield nav
+    elif isinstance(nav, dict):
+        for value in nav.values():
+            yield from _nav_pages(value)
+    elif isinstance(nav, list):
+        for item in nav:
+            yield from _nav_pages(item)
+
+
 def renderer_version(config: MkDocsConfig) -> str:
     """What a converted body depends on besides the record: the Markdown configuration, URL style, the
     libraries' versions and this adapter's code."""
@@ -162,24 +177,38 @@ class RecordPages:
     files: dict[str, RecordPageFile] = field(default_factory=dict)
     pages: dict[str, Page] = field(default_factory=dict)
     shells: dict[str, Shell | None] = field(default_factory=dict)
-    rendered: int = 0  # bodies converted in this build (the others came from the cache)
+    generated: dict[str, str] = field(default_factory=dict)  # generated page -> the file holding its Markdown
+    rendered: int = 0  # record page bodies converted in this build (the others came from the cache)
+    generated_rendered: int = 0  # the same for the generated pages
     _linked: list[str] | None = None  # the folders of what the theme links to (see _linkless)
 
     def add_files(self) -> None:
+        """Register the record pages, and take over the generated pages that are not in the navigation (the
+        generator script wrote their Markdown; MkDocs no longer builds them)."""
         files = self.all_files
         for loaded in self.site.records:
-            src = record_page(loaded.record)
-            existing = files.get_file_from_path(src)
-            if existing is not None:
-                files.remove(existing)
-            f = RecordPageFile(src, self.config)
-            files.append(f)
-            self.files[src] = f
+            self._register(record_page(loaded.record))
+        in_nav = set(_nav_pages(self.config.nav or []))
+        for f in list(files.documentation_pages()):
+            src = f.src_uri
+            if src.startswith(GENERATED_DIRS) and src not in in_nav and src not in self.files:
+                self.generated[src] = f.abs_src_path or ""
+                self._register(src)
+
+    def _register(self, src: str) -> None:
+        files = self.all_files
+        existing = files.get_file_from_path(src)
+        if existing is not None:
+            files.remove(existing)
+        f = RecordPageFile(src, self.config)
+        files.append(f)
+        self.files[src] = f
 
     # -- bodies ----------------------------------------------------------------------------------------------
 
-    def _convert(self, loaded: LoadedRecord, page: Page, files: Files) -> tuple[dict[str, Any], bool]:
-        """The page's body as MkDocs makes it, and whether it may be cached (no warning, every link found)."""
+    def _convert(self, markdown: str, page: Page, files: Files) -> tuple[dict[str, Any], bool]:
+        """The page's body as MkDocs makes it from ``markdown``, and whether it may be cached (no warning, every
+        link found)."""
         config = self.config
         recording = _Recording(files)
         warnings = _Warnings()
@@ -187,7 +216,7 @@ class RecordPages:
         logger.addHandler(warnings)
         config._current_page = page
         try:
-            page.markdown, page.meta = meta.get_data(site_record_markdown(self.site, loaded.record))
+            page.markdown, page.meta = meta.get_data(markdown)
             page.markdown = config.plugins.on_page_markdown(page.markdown, page=page, config=config, files=recording)
             page.render(config, recording)
             assert page.content is not None
@@ -195,7 +224,6 @@ class RecordPages:
         finally:
             config._current_page = None
             logger.removeHandler(warnings)
-        self.rendered += 1
         body = {
             "content": page.content,
             "meta": page.meta,
@@ -207,18 +235,21 @@ class RecordPages:
         }
         return body, not recording.missed and warnings.count == 0
 
-    def _body(self, loaded: LoadedRecord, page: Page, files: Files, renderer: str) -> dict[str, Any]:
-        cache = self.site.cache
-        key = record_page_key(self.site, loaded, renderer) if cache is not None else ""
-        body = cache.page(key) if cache is not None else None
+    def _body(self, key: str | None, markdown: Callable[[], str], page: Page, files: Files) -> dict[str, Any]:
+        """The page's body: from the site cache under ``key`` (None: not cached), else converted from
+        ``markdown()``."""
+        cache = self.site.cache if key is not None else None
+        body = cache.page(key) if cache is not None and key is not None else None
         if body is not None and all(files.get_file_from_path(p) is not None for p in body["links"]):
             page.meta = body["meta"]
             page.content = body["content"]
             page.toc = TableOfContents(_toc(body["toc"]))
             page.present_anchor_ids = set(body["anchors"])
+            page.markdown = ""  # read: Page.title is None without it
+            page._title_from_render = body["title"]  # what Page.render found (the first heading) or the meta title
             return body
-        body, cacheable = self._convert(loaded, page, files)
-        if cache is not None and cacheable:
+        body, cacheable = self._convert(markdown(), page, files)
+        if cache is not None and key is not None and cacheable:
             cache.remember_page(key, body)
         return body
 
@@ -269,35 +300,54 @@ class RecordPages:
         finally:
             page.active = False
 
+    def _write(self, src: str, key: str | None, markdown: Callable[[], str]) -> bool:
+        """Make, fill and write one page; whether its body was converted (not found in the cache)."""
+        env, nav, files = self.env, self.nav, self.all_files
+        assert env is not None and nav is not None, "on_nav runs before on_env"
+        f = self.files[src]
+        page = Page(None, f, self.config)
+        self.pages[src] = page
+        converted = False
+
+        def make() -> str:
+            nonlocal converted
+            converted = True
+            return markdown()
+
+        body = self._body(key, make, page, files)
+        shell = self._shell(env, nav, files, page)
+        first = page.toc.items[0] if page.toc.items else None
+        title = page.title
+        if shell is not None and first is not None and first.level == 1 and isinstance(title, str):
+            html = shell.fill(page=src, title=title, h1_url=first.url, content=body["content"])
+        else:
+            html = self._template(env, nav, files, page)
+        utils.write_file(html.encode("utf-8", errors="xmlcharrefreplace"), f.abs_dest_path)
+        page.content = page.markdown = None  # written: a build holds one page's HTML at a time, not all of them
+        page.links_to_anchors = {
+            target: links
+            for uri, links in body["anchor_links"].items()
+            if (target := files.get_file_from_path(uri)) is not None
+        }
+        return converted
+
     def render(self, env: jinja2.Environment) -> None:
-        """Make, fill and write every record page; check the anchors their links name."""
+        """Make, fill and write every record page and generated page; check the anchors their links name."""
         self.env, files = env, self.all_files
-        nav = self.nav
-        assert nav is not None, "on_nav runs before on_env"
         renderer = renderer_version(self.config)
-        log_level = self.config.validation.links.anchors
+        cached = self.site.cache is not None
         for loaded in self.site.records:
-            src = record_page(loaded.record)
-            f = self.files[src]
-            page = Page(None, f, self.config)
-            self.pages[src] = page
-            body = self._body(loaded, page, files, renderer)
-            shell = self._shell(env, nav, files, page)
-            first = page.toc.items[0] if page.toc.items else None
-            title = page.meta.get("title")
-            if shell is not None and first is not None and first.level == 1 and isinstance(title, str):
-                html = shell.fill(page=src, title=title, h1_url=first.url, content=body["content"])
-            else:
-                html = self._template(env, nav, files, page)
-            utils.write_file(html.encode("utf-8", errors="xmlcharrefreplace"), f.abs_dest_path)
-            page.content = page.markdown = None  # written: a build holds one page's HTML at a time, not all of them
-            page.links_to_anchors = {
-                target: links
-                for uri, links in body["anchor_links"].items()
-                if (target := files.get_file_from_path(uri)) is not None
-            }
-        for page in self.pages.values():  # every record page's anchors are known now
-            page.validate_anchor_links(files=files, log_level=log_level)
+            key = record_page_key(self.site, loaded, renderer) if cached else None
+            self.rendered += self._write(record_page(loaded.record), key, partial(self._record_markdown, loaded))
+        for src, source in self.generated.items():
+            text = Path(source).read_text(encoding="utf-8")
+            key = generated_page_key(src, text, renderer) if cached else None
+            self.generated_rendered += self._write(src, key, lambda: text)
+        for page in self.pages.values():  # every page's anchors are known now
+            page.validate_anchor_links(files=files, log_level=self.config.validation.links.anchors)
+
+    def _record_markdown(self, loaded: LoadedRecord) -> str:
+        return site_record_markdown(self.site, loaded.record)
 
     # -- sitemap ---------------------------------------------------------------------------------------------
 

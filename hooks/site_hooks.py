@@ -131,10 +131,11 @@ def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
 def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja2.Environment:
     if (pages := _pages(config)) is not None:
         pages.render(env)
-        n, converted, shells = len(pages.pages), pages.rendered, len(pages.shells)
+        n, converted, shells = len(pages.pages) - len(pages.generated), pages.rendered, len(pages.shells)
         log.info(
             "%d record page(s): %d converted, the others from the site cache; %d page shell(s)", n, converted, shells
         )
+        log.info("%d generated page(s): %d converted", len(pages.generated), pages.generated_rendered)
     return env
 
 

@@ -41,6 +41,7 @@ from ._page_shell import (
     Shell,
     ShellError,
     direct_record_pages,
+    generated_page_key,
     record_page_key,
     shell_key,
     shell_page,
@@ -51,7 +52,7 @@ from ._prerender import Prerendered, prerender, restore
 from ._ratio_chart import ratio_chart
 from ._record_page import record_markdown, site_record_markdown
 from ._reliability import load_reliability, reliability_markdown
-from ._search import SearchEntry, full_text_indexed, search_entries
+from ._search import GENERATED_DIRS, SearchEntry, full_text_indexed, search_entries
 from ._shortcodes import SHORTCODES, ShortcodeError, expand_shortcodes
 from ._site_data import CONFIG_KEY, RECORDS_ENV, SiteData, load_site, records_dir
 from ._site_style import SITE_STYLE, site_style
@@ -62,6 +63,7 @@ __all__ = [
     "CONFIG_KEY",
     "CONTENT_SENTINEL",
     "FOLDER_SENTINEL",
+    "GENERATED_DIRS",
     "H1_URL_SENTINEL",
     "HEADING_SENTINEL",
     "NAME_SENTINEL",
@@ -104,6 +106,7 @@ __all__ = [
     "experiments_index",
     "front_matter_title",
     "full_text_indexed",
+    "generated_page_key",
     "history_index",
     "history_markdown",
     "html_attr",

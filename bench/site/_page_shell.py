@@ -9,12 +9,15 @@ converting it, and rendering the theme's page template around it, once per recor
   record, its rows' confidence, the previous record of its configuration, its git commit line, its configuration's
   fingerprint and history link, and benchbook's code through the cache's folder) and keeps the converted body in
   :class:`bench.site.SiteCache`, so an unchanged record costs a cache read;
+* keys every other generated page that is not in the navigation (experiments, configurations' histories, the
+  records index's parts) by :func:`generated_page_key`: its Markdown as the generator script wrote it, so an
+  unchanged page costs a hash and a cache read rather than shortcodes, prerendering and Markdown conversion;
 * renders the theme's page template once per :class:`Shell` shape (the page's folder, the table of contents'
   structure) with sentinels where the page's own text goes, and fills it per page (:meth:`Shell.fill`).
 
 Nothing here imports a generator; the sentinels are plain words no page holds. ``$BENCHBOOK_RECORD_PAGES=generator``
-sends the record pages through the generator's own pipeline again (:func:`direct_record_pages` is False): slower, the
-same pages (the tests build both ways and compare).
+sends the record pages and the other generated pages through the generator's own pipeline again
+(:func:`direct_record_pages` is False): slower, the same pages (the tests build both ways and compare).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ __all__ = [
     "Shell",
     "ShellError",
     "direct_record_pages",
+    "generated_page_key",
     "record_page_key",
     "shell_key",
     "shell_page",
@@ -91,6 +95,15 @@ def record_page_key(site: SiteData, loaded: LoadedRecord, renderer: str) -> str:
         "renderer": renderer,
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def generated_page_key(page: str, markdown: str, renderer: str) -> str | None:
+    """A hash of everything the body of the generated page ``page`` is made from: its Markdown, the generator's
+    configuration and code (``renderer``) and benchbook's code (through the cache's folder). None (not to be
+    cached) for a page holding a shortcode (``<!-- bench:``): what that expands to depends on the whole site."""
+    if "<!-- bench:" in markdown:
+        return None
+    return hashlib.sha256("\0".join(("generated", page, renderer, markdown)).encode("utf-8")).hexdigest()
 
 
 def shell_key(page: str, toc: Sequence[Mapping[str, object]], has_h1: bool, *, any_folder: bool = False) -> str:

@@ -16,6 +16,7 @@ from hooks_helpers import ROOT, mkdocs_env
 from bench.site import load_site
 
 CONVERTED = re.compile(r"(\d+) record page\(s\): (\d+) converted")
+GENERATED = re.compile(r"(\d+) generated page\(s\): (\d+) converted")
 
 
 def _build(
@@ -26,9 +27,9 @@ def _build(
     return subprocess.run(cmd, cwd=config.parent, env=full, capture_output=True, text=True, timeout=300, check=False)
 
 
-def _converted(result: subprocess.CompletedProcess[str]) -> tuple[int, int]:
+def _converted(result: subprocess.CompletedProcess[str], pattern: re.Pattern[str] = CONVERTED) -> tuple[int, int]:
     assert result.returncode == 0, result.stdout + result.stderr
-    m = CONVERTED.search(result.stderr)
+    m = pattern.search(result.stderr)
     assert m is not None, result.stderr
     return int(m.group(1)), int(m.group(2))
 
@@ -58,14 +59,20 @@ def test_record_pages_are_the_pages_mkdocs_renders_for_the_same_markdown(
     direct = _build(tmp_path / "direct", site_records, cache=tmp_path / "cache", config=config)
     n, converted = _converted(direct)
     assert n == converted == len(list(site_records.rglob("*.json")))
+    g, g_converted = _converted(direct, GENERATED)
     warm = _build(tmp_path / "warm", site_records, cache=tmp_path / "cache", config=config)
     assert _converted(warm) == (n, 0)
+    assert _converted(warm, GENERATED) == (g, 0)
     mkdocs = _build(tmp_path / "mkdocs", site_records, config=config, BENCHBOOK_RECORD_PAGES="generator")
     assert mkdocs.returncode == 0, mkdocs.stdout + mkdocs.stderr
     assert CONVERTED.search(mkdocs.stderr) is None  # MkDocs built the record pages itself
+    assert GENERATED.search(mkdocs.stderr) is None  # and the other generated pages
     want = _tree(tmp_path / "mkdocs")
     pages = [p for p in want if p.startswith("records/") and p.endswith(".html") and p != "records/index.html"]
     assert len(pages) == n
+    # every experiment's and configuration's page (the indexes in the navigation stay MkDocs' own)
+    others = [p for p in want if p.startswith(("experiments/", "history/")) and p.endswith(".html")]
+    assert g == g_converted == len(others) - 2 and len(others) > 10
     for name in ("direct", "warm"):
         got = _tree(tmp_path / name)
         assert sorted(got) == sorted(want)
