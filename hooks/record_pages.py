@@ -342,7 +342,7 @@ class RecordPages:
         for src, source in self.generated.items():
             text = Path(source).read_text(encoding="utf-8")
             key = generated_page_key(src, text, renderer) if cached else None
-            self.generated_rendered += self._write(src, key, lambda: text)
+            self.generated_rendered += self._write(src, key, partial(str, text))
         for page in self.pages.values():  # every page's anchors are known now
             page.validate_anchor_links(files=files, log_level=self.config.validation.links.anchors)
 

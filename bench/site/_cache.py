@@ -148,12 +148,12 @@ class SiteCache:
             self._put("intervals", key, value)
         return value
 
-    # -- converted record pages ------------------------------------------------------------------------------
+    # -- converted record pages, generated pages' Markdown (bench.site._page_inputs) --------------------------
 
     def page(self, key: str) -> dict[str, Any] | None:
         """A record page's converted body as :meth:`remember_page` kept it under ``key``
         (``bench.site.record_page_key``), or None."""
-        value = self._get("page", key)
+        value = self._get("page", key, counted=False)  # hits and misses count records
         return value if isinstance(value, dict) else None
 
     def remember_page(self, key: str, value: dict[str, Any]) -> None:

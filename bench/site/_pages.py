@@ -8,6 +8,7 @@ JSON and its levels as CSV, each experiment's and each configuration's rows as C
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 from bench.dataframe import frame_json
 from bench.md_table import md_table
@@ -19,6 +20,7 @@ from ._experiment_page import experiment_downloads, experiment_markdown
 from ._git_info import last_changed_line
 from ._history_pages import history_downloads, history_index, history_markdown
 from ._markup import all_rows_line, errors_box
+from ._page_inputs import configuration_key, experiment_key, kept_pages
 from ._paths import (
     DEAD_ENDS_INDEX,
     EXPERIMENTS_INDEX,
@@ -87,6 +89,14 @@ def experiments_index(site: SiteData) -> str:
     return "# Experiments\n\n" + (table or "*No experiments yet.*") + "\n"
 
 
+def _experiment_pages(site: SiteData, experiment: str) -> list[tuple[str, str]]:
+    return [(experiment_page(experiment), experiment_markdown(site, experiment))]
+
+
+def _history_pages(site: SiteData, configuration: str) -> list[tuple[str, str]]:
+    return [(history_page(configuration), history_markdown(site, configuration))]
+
+
 def site_pages(
     site: SiteData, *, records_per_page: int = RECORDS_PER_PAGE, record_pages: bool = True
 ) -> Iterator[tuple[str, str]]:
@@ -98,11 +108,11 @@ def site_pages(
     yield DEAD_ENDS_INDEX, dead_ends_index(site.dead_ends, site.errors)
     yield HISTORY_INDEX, history_index(site)
     yield RELIABILITY_PAGE, reliability_markdown(site.reliability)
-    for exp in site.all_experiments:
-        yield experiment_page(exp), experiment_markdown(site, exp)
+    for exp in site.all_experiments:  # their Markdown kept in the site cache under a key of their inputs
+        yield from kept_pages(site, partial(experiment_key, site, exp), partial(_experiment_pages, site, exp))
         yield from experiment_downloads(site, exp)
     for key in site.configurations:
-        yield history_page(key), history_markdown(site, key)
+        yield from kept_pages(site, partial(configuration_key, site, key), partial(_history_pages, site, key))
         yield from history_downloads(site, key)
     for loaded in site.records:
         r = loaded.record

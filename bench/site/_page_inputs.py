@@ -1,0 +1,86 @@
+"""What an experiment's page and a configuration's history pages are made from, as a key: their Markdown is kept in
+the site cache under it, so a build (a ``mkdocs serve`` rebuild after one new record above all) makes again only
+the pages whose inputs changed (pure; the cache's folder names benchbook's code version).
+
+Profiled warm at 1,000 records, making these pages' Markdown took most of a build once their bodies were cached:
+comparisons, charts, diffs and regression flags, again for every experiment on every build. Their inputs, read off
+the renderers (``_experiment_page``, ``_history_pages``):
+
+* an experiment's page: its records and every record of a configuration (``variant@fingerprint``, which may span
+  experiments) that holds one of them (tables, history rows and flags, comparisons of the latest records with their
+  repeats), each by its digest as loaded; their git commits; the dead ends of the experiment; the settings;
+* a configuration's history pages: its records and the other records of their experiments (links, charts) by
+  digest, their git commits, the settings.
+
+The tests change one thing at a time (a record of another experiment, a new record, the settings, a dead end, a
+commit) and check that every page whose key stayed the same has the same Markdown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+from bench.record.model import Record
+
+from ._site_data import SiteData
+
+__all__ = ["configuration_key", "experiment_key", "kept_pages"]
+
+KIND = "markdown"  # a namespace inside the keys (they share the cache's page folder)
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else value
+
+
+def _key(site: SiteData, kind: str, name: str, records: Iterable[Record], extra: Sequence[Any] = ()) -> str:
+    ids = sorted({r.id: r for r in records}.values(), key=lambda r: r.id)
+    parts = {
+        "kind": [KIND, kind, name],
+        "settings": site.settings.model_dump(mode="json"),
+        "repository": site.git.repository_url,
+        "git": site.git.available,
+        "records": [[r.id, site.digest(r), _plain(site.git.of(r.id))] for r in ids],
+        "extra": [_plain(x) for x in extra],
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def experiment_key(site: SiteData, experiment: str) -> str:
+    """The key of the experiment's page (see the module's docstring)."""
+    own = [lr.record for lr in site.experiments.get(experiment, [])]
+    keys = {site.configuration_of.get(r.id) for r in own}
+    related = [r for key in sorted(k for k in keys if k) for r in site.configurations.get(key, [])]
+    return _key(site, "experiment", experiment, [*own, *related], site.dead_ends_of(experiment))
+
+
+def configuration_key(site: SiteData, configuration: str) -> str:
+    """The key of the configuration's history pages (see the module's docstring)."""
+    own = site.configurations.get(configuration, [])
+    experiments = sorted({r.experiment for r in own})
+    related = [lr.record for exp in experiments for lr in site.experiments.get(exp, [])]
+    return _key(site, "configuration", configuration, [*own, *related])
+
+
+def kept_pages(
+    site: SiteData, key: Callable[[], str], make: Callable[[], list[tuple[str, str]]]
+) -> list[tuple[str, str]]:
+    """``make()`` (pages as (docs-relative path, Markdown)), or what it gave under ``key()`` in the site cache
+    (the key is computed only when there is a cache)."""
+    cache = site.cache
+    if cache is None:
+        return make()
+    found = cache.page(key_ := key())
+    pages = found.get("pages") if found is not None else None
+    if isinstance(pages, list) and all(isinstance(p, list) and len(p) == 2 for p in pages):
+        return [(str(path), str(text)) for path, text in pages]
+    made = make()
+    cache.remember_page(key_, {"pages": [[path, text] for path, text in made]})
+    return made

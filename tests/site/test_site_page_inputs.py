@@ -1,0 +1,116 @@
+"""The keys of experiment and history pages (bench/site/_page_inputs.py): one change at a time, every page whose key
+stayed the same has the same Markdown, the changed page's key changed, and pages elsewhere kept theirs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from site_helpers import DOCS
+
+from bench.git import RecordCommit
+from bench.settings import RegressionThresholds, Settings
+from bench.site import SiteCache, SiteData, experiment_markdown, history_markdown, load_site, site_pages
+from bench.site._git_info import GitInfo
+from bench.site._page_inputs import configuration_key, experiment_key
+from bench.site._paths import experiment_page, history_page
+
+Pages = dict[str, tuple[str, str]]
+
+
+def _pages(site: SiteData) -> Pages:
+    """page -> (its key, its Markdown)."""
+    out: Pages = {}
+    for exp in site.all_experiments:
+        out[experiment_page(exp)] = (experiment_key(site, exp), experiment_markdown(site, exp))
+    for key in site.configurations:
+        out[history_page(key)] = (configuration_key(site, key), history_markdown(site, key))
+    return out
+
+
+def _changed(before: Pages, after: Pages) -> set[str]:
+    """The pages whose key changed; fails if a page kept its key and not its Markdown."""
+    same_key = [p for p in before.keys() & after.keys() if before[p][0] == after[p][0]]
+    stale = [p for p in same_key if before[p][1] != after[p][1]]
+    assert stale == [], f"same key, other Markdown: {stale}"
+    return {p for p in before.keys() & after.keys() if before[p][0] != after[p][0]}
+
+
+def _record(records: Path, experiment: str) -> tuple[Path, dict[str, object]]:
+    path = sorted((records / experiment).glob("*.json"))[-1]
+    return path, json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_a_changed_record_changes_its_pages_keys_only(records: Path) -> None:
+    before = _pages(load_site(records, DOCS))
+    path, data = _record(records, "h200-sglang")
+    data["description"] = "A description added later."
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    changed = _changed(before, _pages(load_site(records, DOCS)))
+    assert experiment_page("h200-sglang") in changed
+    assert experiment_page("h200-ngram") not in changed and experiment_page("eagle-fast-verify") not in changed
+    assert any(p.startswith("history/") for p in changed)
+    assert len(changed) < len(before) / 2
+
+
+def test_a_new_record_changes_its_experiment_and_configuration(records: Path) -> None:
+    before = _pages(load_site(records, DOCS))
+    path, data = _record(records, "h200-ngram")
+    stamp = "20261202T120000Z"
+    rid = f"{stamp}-{str(data['id']).split('-', 1)[1]}"
+    data["id"] = rid
+    data["created_at"] = datetime(2026, 12, 2, 12, 0, tzinfo=UTC).isoformat().replace("+00:00", "Z")
+    (path.parent / f"{rid}.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    after_site = load_site(records, DOCS)
+    assert rid in after_site.by_id, after_site.errors
+    after = _pages(after_site)
+    changed = _changed(before, after)
+    assert experiment_page("h200-ngram") in changed
+    assert history_page(after_site.configuration_of[rid]) in changed
+    assert experiment_page("h200-sglang") not in changed
+
+
+def test_settings_and_commits_and_dead_ends_are_inputs(records: Path, tmp_path: Path) -> None:
+    site = load_site(records, DOCS)
+    before = _pages(site)
+    stricter = Settings(regression=RegressionThresholds(ratio_threshold=0.01))
+    assert _changed(before, _pages(load_site(records, DOCS, settings=stricter))) == set(before)
+    old = RecordCommit("a" * 40, "aaaaaaa", "someone", datetime(2026, 12, 1, tzinfo=UTC), "Add records")
+    new = RecordCommit("b" * 40, "bbbbbbb", "someone", datetime(2026, 12, 2, tzinfo=UTC), "Add a record")
+    commits = {r.record.id: old for r in site.records}
+    in_git = _pages(replace(site, git=GitInfo(commits=commits)))
+    rid = site.experiments["h200-sglang"][-1].record.id
+    changed = _changed(in_git, _pages(replace(site, git=GitInfo(commits={**commits, rid: new}))))
+    assert experiment_page("h200-sglang") in changed and experiment_page("h200-ngram") not in changed
+    docs = tmp_path / "docs"
+    shutil.copytree(DOCS, docs)
+    dead_end = docs / "dead-ends" / "ngram-default-batch.md"
+    text = dead_end.read_text(encoding="utf-8")
+    dead_end.write_text(text.replace("title: n-gram speculation", "title: N-gram speculation", 1), encoding="utf-8")
+    changed = _changed(before, _pages(load_site(records, docs)))
+    assert experiment_page("h200-ngram") in changed and experiment_page("h200-sglang") not in changed
+
+
+def test_kept_pages_are_read_back_not_made_again(records: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = dict(site_pages(load_site(records, DOCS, cache=SiteCache(cache))))
+    site = load_site(records, DOCS, cache=SiteCache(cache))
+    made: list[str] = []
+    import bench.site._pages as pages_module
+
+    real = pages_module.experiment_markdown
+
+    def counting(site: SiteData, experiment: str) -> str:
+        made.append(experiment)
+        return real(site, experiment)
+
+    pages_module.experiment_markdown = counting  # type: ignore[assignment]
+    try:
+        second = dict(site_pages(site))
+    finally:
+        pages_module.experiment_markdown = real  # type: ignore[assignment]
+    assert made == []
+    assert second == first
