@@ -78,6 +78,7 @@ class Row:
     search_index_kib: float
     serve_s: float | None = None
     warm_build_s: float | None = None  # the same build again, with the cache the first one filled
+    warm_peak_rss_mib: float | None = None
     plain_build_s: float | None = None
     plain_peak_rss_mib: float | None = None
     notes: list[str] = field(default_factory=list)
@@ -245,6 +246,7 @@ def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain:
     shutil.rmtree(site)
     warm = build(ROOT / "mkdocs.yml", site, mkdocs_env(records, cache))
     row.warm_build_s = round(warm.seconds, 2)
+    row.warm_peak_rss_mib = round(warm.peak_rss / 2**20, 1)
     shutil.rmtree(site)
     if plain:
         project = work / f"plain-{n}"
@@ -271,6 +273,7 @@ def table(rows: list[Row]) -> str:
         "build s",
         "warm build s",
         "peak RSS MiB",
+        "warm RSS MiB",
         "site MiB",
         "pages",
         "largest page KiB",
@@ -287,6 +290,7 @@ def table(rows: list[Row]) -> str:
             _cell(r.build_s),
             _cell(r.warm_build_s),
             _cell(r.peak_rss_mib, ".0f"),
+            _cell(r.warm_peak_rss_mib, ".0f"),
             _cell(r.site_mib),
             f"{r.pages:,}",
             f"{_cell(r.largest_page_kib, '.0f')} ({r.largest_page})",
