@@ -24,7 +24,7 @@ import gzip
 import hashlib
 import logging
 import posixpath
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from importlib.metadata import version
@@ -52,6 +52,7 @@ from bench.site import (
     ShellError,
     SiteData,
     generated_page_key,
+    in_workers,
     record_page_key,
     shell_key,
     shell_page,
@@ -142,6 +143,23 @@ def _toc(items: list[dict[str, Any]]) -> list[AnchorLink]:
     return out
 
 
+_Job = tuple[str, str | None, Callable[[], str]]  # a page, its body's cache key (None: not cached), its Markdown
+MIN_PARALLEL = 16  # fewer bodies to convert than this: not worth a fork
+
+
+def _read(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
+def _quiet_logs() -> None:
+    """In a forked converter: log nothing (the parent converts again, and reports, any page that warned)."""
+    root = logging.getLogger()
+    for logger in (root, logging.getLogger("mkdocs")):
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+    root.addHandler(logging.NullHandler())
+
+
 def _nav_pages(nav: Any) -> Iterator[str]:
     """Every page path named in ``mkdocs.yml``'s ``nav`` (those pages stay MkDocs' own)."""
     if isinstance(nav, str):
@@ -178,8 +196,11 @@ class RecordPages:
     pages: dict[str, Page] = field(default_factory=dict)
     shells: dict[str, Shell | None] = field(default_factory=dict)
     generated: dict[str, str] = field(default_factory=dict)  # generated page -> the file holding its Markdown
+    workers: int = 1  # processes converting bodies the cache lacks (bench.site.build_workers)
     rendered: int = 0  # record page bodies converted in this build (the others came from the cache)
     generated_rendered: int = 0  # the same for the generated pages
+    forked: int = 0  # child processes that converted bodies and ended well
+    converted: set[str] = field(default_factory=set)
     _linked: list[str] | None = None  # the folders of what the theme links to (see _linkless)
 
     def add_files(self) -> None:
@@ -336,15 +357,41 @@ class RecordPages:
         self.env, files = env, self.all_files
         renderer = renderer_version(self.config)
         cached = self.site.cache is not None
+        jobs: list[_Job] = []
         for loaded in self.site.records:
             key = record_page_key(self.site, loaded, renderer) if cached else None
-            self.rendered += self._write(record_page(loaded.record), key, partial(self._record_markdown, loaded))
+            jobs.append((record_page(loaded.record), key, partial(self._record_markdown, loaded)))
         for src, source in self.generated.items():
-            text = Path(source).read_text(encoding="utf-8")
-            key = generated_page_key(src, text, renderer) if cached else None
-            self.generated_rendered += self._write(src, key, partial(str, text))
+            key = generated_page_key(src, _read(source), renderer) if cached else None
+            jobs.append((src, key, partial(_read, source)))  # read again when converted: not all held at once
+        self._convert_missing(jobs)
+        for src, key, markdown in jobs:
+            if self._write(src, key, markdown):
+                self.converted.add(src)
+        self.rendered = sum(src not in self.generated for src in self.converted)
+        self.generated_rendered = len(self.converted) - self.rendered
         for page in self.pages.values():  # every page's anchors are known now
             page.validate_anchor_links(files=files, log_level=self.config.validation.links.anchors)
+
+    def _convert_missing(self, jobs: list[_Job]) -> None:
+        """Convert the bodies the site cache lacks in :attr:`workers` processes (``bench.site.in_workers``), into
+        the cache, where the writing pass finds them; a body that could not be cached is converted there again."""
+        cache = self.site.cache
+        if cache is None or self.workers < 2:
+            return
+        missing = [job for job in jobs if job[1] is not None and not cache.has_page(job[1])]
+        if len(missing) < MIN_PARALLEL:
+            return
+        self.converted.update(src for src, _, _ in missing)
+        self.forked = in_workers(missing, self._convert_into_cache, self.workers, child_setup=_quiet_logs)
+
+    def _convert_into_cache(self, jobs: Sequence[_Job]) -> None:
+        cache = self.site.cache
+        assert cache is not None
+        for src, key, markdown in jobs:
+            body, cacheable = self._convert(markdown(), Page(None, self.files[src], self.config), self.all_files)
+            if cacheable and key is not None:
+                cache.remember_page(key, body)
 
     def _record_markdown(self, loaded: LoadedRecord) -> str:
         return site_record_markdown(self.site, loaded.record)

@@ -6,6 +6,7 @@
                      (one ``git log``) once per build; each bad record is a WARNING naming the file and
                      field, so ``--strict`` fails and a plain build/serve shows an error box; a bad
                      ``benchbook.yaml`` fails the build;
+* ``on_startup``     note the command (``build``: page bodies may be converted in several processes);
 * ``on_files``       register the record pages (``hooks/record_pages.py``: rendered outside MkDocs' per-page
                      pipeline, their bodies kept in the site cache);
 * ``on_env``         make, fill and write the record pages;
@@ -43,6 +44,8 @@ from bench.site import (
     ShortcodeError,
     SiteCache,
     SiteData,
+    WorkersError,
+    build_workers,
     check_site,
     dead_end_page,
     default_cache_dir,
@@ -67,6 +70,7 @@ PAGES_KEY = "benchbook_record_pages"
 # Page (docs-relative source) -> its pre-rendered blocks and the link resolver that checked their links, from
 # on_page_markdown to on_page_content of the same page.
 _PRERENDERED: dict[str, tuple[dict[str, str], _RelativePathTreeprocessor | None]] = {}
+_COMMAND: str | None = None  # the MkDocs command this process runs (on_startup); None: not told
 
 
 def _records_dir(config: MkDocsConfig) -> Path:
@@ -114,10 +118,24 @@ def _pages(config: MkDocsConfig) -> RecordPages | None:
     return pages if isinstance(pages, RecordPages) else None
 
 
+def on_startup(command: str, dirty: bool) -> None:
+    global _COMMAND
+    _COMMAND = command
+
+
+def _workers() -> int:
+    """Processes converting page bodies: ``bench.site.build_workers`` for ``mkdocs build``; one under ``mkdocs
+    serve`` (its server threads make forking unsafe, and a rebuild converts only what changed)."""
+    try:
+        return build_workers() if _COMMAND == "build" else 1
+    except WorkersError as exc:
+        raise PluginError(f"benchbook: {exc}") from None
+
+
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     config[PAGES_KEY] = None
     if direct_record_pages():
-        config[PAGES_KEY] = pages = RecordPages(_site(config), config, files)
+        config[PAGES_KEY] = pages = RecordPages(_site(config), config, files, workers=_workers())
         pages.add_files()
     return files
 
@@ -136,6 +154,8 @@ def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja
             "%d record page(s): %d converted, the others from the site cache; %d page shell(s)", n, converted, shells
         )
         log.info("%d generated page(s): %d converted", len(pages.generated), pages.generated_rendered)
+        if pages.forked:
+            log.info("bodies converted in %d process(es)", pages.forked + 1)
     return env
 
 

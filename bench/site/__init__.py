@@ -57,6 +57,7 @@ from ._shortcodes import SHORTCODES, ShortcodeError, expand_shortcodes
 from ._site_data import CONFIG_KEY, RECORDS_ENV, SiteData, load_site, records_dir
 from ._site_style import SITE_STYLE, site_style
 from ._tradeoff_chart import pareto_front, tradeoff_chart
+from ._workers import WORKERS_ENV, WorkersError, build_workers, in_workers
 from ._write_pages import write_pages
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "SHORTCODES",
     "SITE_STYLE",
     "TITLE_SENTINEL",
+    "WORKERS_ENV",
     "Axis",
     "Band",
     "Chart",
@@ -88,7 +90,9 @@ __all__ = [
     "ShortcodeError",
     "SiteCache",
     "SiteData",
+    "WorkersError",
     "Zone",
+    "build_workers",
     "check_css",
     "check_html",
     "check_site",
@@ -111,6 +115,7 @@ __all__ = [
     "history_markdown",
     "html_attr",
     "html_text",
+    "in_workers",
     "is_external",
     "load_reliability",
     "load_results",

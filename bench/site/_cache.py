@@ -156,6 +156,10 @@ class SiteCache:
         value = self._get("page", key, counted=False)  # hits and misses count records
         return value if isinstance(value, dict) else None
 
+    def has_page(self, key: str) -> bool:
+        """Whether :meth:`page` would find an entry under ``key`` (not read)."""
+        return self._path("page", key).is_file()
+
     def remember_page(self, key: str, value: dict[str, Any]) -> None:
         self._put("page", key, value)
 

@@ -132,3 +132,14 @@ def test_a_broken_link_in_a_record_page_fails_strict_also_when_its_body_is_cache
     assert re.search(rf"Doc file 'records/[^']+/{rid}\.md' contains a link '{rid}\.json', but the target", log), log
     assert "in strict mode" in log
     assert CONVERTED.search(log) is not None and CONVERTED.search(log).group(2) == "1"  # type: ignore[union-attr]
+
+
+def test_bodies_converted_in_several_processes_make_the_same_site(tmp_path: Path, site_records: Path) -> None:
+    one = _build(tmp_path / "one", site_records, cache=tmp_path / "c1", BENCHBOOK_BUILD_WORKERS="1")
+    two = _build(tmp_path / "two", site_records, cache=tmp_path / "c2", BENCHBOOK_BUILD_WORKERS="2")
+    assert _converted(one) == _converted(two) and _converted(one, GENERATED) == _converted(two, GENERATED)
+    assert "bodies converted in" not in one.stderr and "bodies converted in 2 process(es)" in two.stderr
+    assert _tree(tmp_path / "one") == _tree(tmp_path / "two")
+    bad = _build(tmp_path / "bad", site_records, cache=tmp_path / "c3", BENCHBOOK_BUILD_WORKERS="many")
+    assert bad.returncode != 0
+    assert "BENCHBOOK_BUILD_WORKERS: expected a whole number of processes, at least 1, got 'many'" in bad.stderr

@@ -1,0 +1,79 @@
+"""Work split over forked processes (pure of any generator): a cold site build converts hundreds of page bodies, each
+independent of the others, on a machine with more than one core.
+
+The children inherit everything the build loaded (a fork, no pickling) and hand their results back through the
+site cache (``bench.site._cache``: entries written atomically), so a child that fails or is killed costs time,
+never a result: whatever it did not leave in the cache, the parent makes itself. ``$BENCHBOOK_BUILD_WORKERS`` sets
+the number of processes (1: none forked; default: the cores this process may use).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+__all__ = ["WORKERS_ENV", "WorkersError", "build_workers", "in_workers"]
+
+WORKERS_ENV = "BENCHBOOK_BUILD_WORKERS"
+T = TypeVar("T")
+
+
+class WorkersError(ValueError):
+    """A bad ``$BENCHBOOK_BUILD_WORKERS``."""
+
+
+def build_workers() -> int:
+    """The processes a build may use: ``$BENCHBOOK_BUILD_WORKERS`` (a whole number ≥ 1), else the usable cores."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if not raw:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if not raw.isdigit() or int(raw) < 1:
+        raise WorkersError(f"${WORKERS_ENV}: expected a whole number of processes, at least 1, got {raw[:40]!r}")
+    return int(raw)
+
+
+def in_workers(
+    items: Sequence[T], work: Callable[[Sequence[T]], None], workers: int, *, child_setup: Callable[[], None]
+) -> int:
+    """``work`` over ``items`` in ``workers`` processes: the items are dealt out in turn, all but the first share go
+    to forked children (each runs ``child_setup`` first, e.g. to keep its log quiet), the first share runs here;
+    returns when every child has ended, with the number that ended well. ``work`` leaves its results where the
+    parent finds them (the site cache): nothing comes back through this call. Without ``os.fork`` (or one worker)
+    everything runs here."""
+    shares = [items[i::workers] for i in range(max(1, workers))]
+    if len(shares) == 1 or not hasattr(os, "fork"):
+        work(items)
+        return 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.freeze()  # the children do not write to the parent's objects' pages just by collecting them
+    children, mine = [], list(shares[0])
+    try:
+        for share in shares[1:]:
+            if not share:
+                continue
+            try:
+                pid = os.fork()
+            except OSError:  # no process to be had: this share is done here
+                mine += share
+                continue
+            if pid == 0:  # the child: its share, then out without running the parent's exit handlers
+                code = 1
+                try:
+                    child_setup()
+                    work(share)
+                    code = 0
+                finally:
+                    os._exit(code)
+            children.append(pid)
+    finally:
+        gc.unfreeze()
+    work(mine)
+    ok = 0
+    for pid in children:
+        _, status = os.waitpid(pid, 0)
+        ok += os.waitstatus_to_exitcode(status) == 0
+    return ok

@@ -1,0 +1,55 @@
+"""Work split over forked processes (bench/site/_workers.py): every item done once, by a child or here; a child that
+fails costs its results, not the call; the worker count read from the environment, a bad one refused."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from bench.site import WORKERS_ENV, WorkersError, build_workers, in_workers
+
+
+def _mark(folder: Path) -> Callable[[Sequence[int]], None]:
+    def work(items: Sequence[int]) -> None:
+        for i in items:
+            (folder / f"{i}.done").write_text(str(os.getpid()), encoding="utf-8")
+
+    return work
+
+
+def test_every_item_is_done_once_across_processes(tmp_path: Path) -> None:
+    ok = in_workers(list(range(30)), _mark(tmp_path), 3, child_setup=lambda: None)
+    assert ok == 2
+    done = {int(p.stem): p.read_text(encoding="utf-8") for p in tmp_path.glob("*.done")}
+    assert sorted(done) == list(range(30))
+    pids = set(done.values())
+    assert len(pids) == 3 and str(os.getpid()) in pids  # two children and this process
+    assert {done[i] for i in range(0, 30, 3)} == {str(os.getpid())}  # the first share stays here
+
+
+def test_a_failing_child_loses_only_its_share(tmp_path: Path) -> None:
+    def setup() -> None:
+        raise RuntimeError("a child that breaks before working")
+
+    ok = in_workers(list(range(10)), _mark(tmp_path), 2, child_setup=setup)
+    assert ok == 0
+    assert sorted(int(p.stem) for p in tmp_path.glob("*.done")) == list(range(0, 10, 2))
+
+
+def test_one_worker_runs_everything_here(tmp_path: Path) -> None:
+    assert in_workers([1, 2], _mark(tmp_path), 1, child_setup=lambda: None) == 0
+    assert {p.read_text(encoding="utf-8") for p in tmp_path.glob("*.done")} == {str(os.getpid())}
+
+
+def test_worker_count_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    assert build_workers() == len(os.sched_getaffinity(0))
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    assert build_workers() == 3
+    for bad in ("0", "two", "-1", "1.5"):
+        monkeypatch.setenv(WORKERS_ENV, bad)
+        with pytest.raises(WorkersError, match=r"BENCHBOOK_BUILD_WORKERS: expected a whole number"):
+            build_workers()
