@@ -3,25 +3,25 @@
 Configurations, their time order and the regression / improvement flags all come from ``bench.compare``
 (``history`` and ``flags``, thresholds from ``benchbook.yaml``); this module lays them out. A figure with too
 few earlier records is shown as "insufficient data", never as fine. A failed level (``Level.failure``) is not in
-any series: its cell reads "failed".
+any series: its cell reads "failed". A long history is split into pages (:mod:`bench.site._history_parts`): the
+first holds the summary, the status and the newest records, each further page older records with their rows in
+every table and the flags raised at them, all linked both ways.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
 from bench.compare import Flag, recorded_at
 from bench.dataframe import frame_json
-from bench.figures import COMPARED, Figure, figure, format_figure
-from bench.level_order import level_name, sorted_levels
 from bench.md_table import md_table
-from bench.record.model import Level, Record
+from bench.record.model import Record
 
 from ._escape import md_code, md_text
-from ._git_info import commit_markdown, last_changed_line
+from ._git_info import last_changed_line
+from ._history_parts import KIND_TEXT, HistoryRows, history_rows, page_of
 from ._markup import all_rows_line, downloads_line, scroll_box
-from ._paths import HISTORY_INDEX, experiment_link, history_download, history_page, link, record_link
+from ._paths import HISTORY_INDEX, experiment_link, history_download, history_page, link
 from ._site_data import SiteData
 
 __all__ = [
@@ -30,15 +30,9 @@ __all__ = [
     "history_index",
     "history_link",
     "history_markdown",
+    "history_pages",
     "thresholds_sentence",
 ]
-
-KIND_TEXT = {
-    "regression": "regression",
-    "improvement": "improvement",
-    "unconfirmed": "unconfirmed change",
-    "insufficient_data": "insufficient data",
-}
 
 
 def thresholds_sentence(site: SiteData) -> str:
@@ -62,125 +56,110 @@ def configuration_status(flags: Sequence[Flag]) -> str:
 
 
 def history_link(site: SiteData, record: Record, page: str) -> str:
+    """The link to the record's configuration history (its first page: summary and status) and, where the history
+    has several pages and the record's rows are not on the first, to the page that holds them."""
     key = site.configuration_of.get(record.id)
     if key is None:
         return ""
     n = len(site.configurations[key])
-    return f"[history of this configuration]({link(page, history_page(key))}) ({n} record(s))"
+    out = f"[history of this configuration]({link(page, history_page(key))}) ({n} record(s)"
+    part = page_of(site, key, record.id)
+    if part == 1:
+        return out + ")"
+    return out + f"; this record's rows: [page {part}]({link(page, history_page(key, part))}))"
 
 
-def _levels(records: Sequence[Record]) -> list[Level]:
-    seen: dict[str, Level] = {}
-    for r in records:
-        for lv in r.levels:
-            seen.setdefault(lv.key, lv)
-    return sorted_levels(seen.values())
+def _pages_line(page: str, key: str, part: int, count: int) -> str:
+    """``Pages: 1 · [2](…) · [3](…)``: every page of the history, this one unlinked."""
+    items = (str(i) if i == part else f"[{i}]({link(page, history_page(key, i))})" for i in range(1, count + 1))
+    return "Pages: " + " · ".join(items) + "."
 
 
-Cells = Mapping[tuple[str, str], Mapping[str, Any]]  # (record id, level key) -> its frame row
+def _flags_section(site: SiteData, h: HistoryRows, part: int, shown: Sequence[Record]) -> list[str]:
+    flags = site.configuration_flags.get(h.key, [])
+    ids = {r.id for r in shown}
+    rows = [row for rid, row in h.flag_rows if rid in ids]
+    if not rows:
+        table = "No lasting change beyond the threshold." if not flags else "No flag at the records of this page."
+    else:
+        header = ["Finding", "Figure", "Level", "At record", "vs window median", "Detail"]
+        table = md_table(header, rows)
+    if part > 1:
+        return [table, ""]
+    parts = [thresholds_sentence(site), "", f"**Status:** {configuration_status(flags)}.", "", table, ""]
+    if len(h.pages) > 1 and len(rows) < len(flags):
+        parts += [f"Flags at older records are listed with those records, on pages 2 to {len(h.pages)}.", ""]
+    return parts
 
 
-def _figures_table(records: Sequence[Record], spec: Figure, page: str, cells: Cells) -> str:
-    """The figure of each record (newest first) at each level, from the frame rows; a failed level reads failed."""
-
-    def value(r: Record, key: str) -> float | None:
-        row = cells.get((r.id, key))
-        return None if row is None or row["level_failure"] is not None else row[spec.key]
-
-    def failed(r: Record, key: str) -> bool:
-        row = cells.get((r.id, key))
-        return row is not None and row["level_failure"] is not None
-
-    all_levels = _levels(records)
-    if not any(value(r, lv.key) is not None for r in records for lv in all_levels):
-        return ""
-    levels = [lv for lv in all_levels if any(value(r, lv.key) is not None or failed(r, lv.key) for r in records)]
-    rows = []
-    for r in reversed(records):  # newest first
-        row = []
-        for lv in levels:
-            v = value(r, lv.key)
-            row.append("*failed*" if failed(r, lv.key) else format_figure(v))
-        rows.append([recorded_at(r).strftime("%Y-%m-%d %H:%M"), record_link(r, page), *row])
-    header = ["Measured (UTC)", "Record", *(md_text(level_name(lv)) for lv in levels)]
-    return scroll_box(md_table(header, rows, align="ll" + "r" * len(levels)))
+def history_pages(site: SiteData, key: str) -> Iterator[tuple[str, str]]:
+    """Every page of one configuration's history (``variant@fingerprint``): (docs-relative path, Markdown)."""
+    h = history_rows(site, key)
+    for part in range(1, len(h.pages) + 1):
+        yield history_page(key, part), _history_part(site, h, part)
 
 
-def _flags_table(flags: Sequence[Flag], site: SiteData, page: str, records: Sequence[Record]) -> str:
-    if not flags:
-        return "No lasting change beyond the threshold."
-    names = {lv.key: level_name(lv) for lv in _levels(records)}
-    rows = []
-    for f in flags:
-        lr = site.by_id.get(f.record_id)
-        rec = record_link(lr.record, page) if lr else md_code(f.record_id)
-        kind = KIND_TEXT[f.kind]
-        rows.append(
-            [
-                f"**{kind}**" if f.kind in ("regression", "improvement") else kind,
-                md_text(figure(f.metric).label),
-                md_text(names.get(f.level, f.level)),
-                rec,
-                "—" if f.ratio is None else f"{f.ratio:.2f}×",
-                md_text(f.message),
-            ]
-        )
-    return md_table(["Finding", "Figure", "Level", "At record", "vs window median", "Detail"], rows)
+def history_markdown(site: SiteData, key: str, part: int = 1) -> str:
+    """Page ``part`` (1: the first, with the summary and the newest records) of a configuration's history."""
+    h = history_rows(site, key)
+    if not 1 <= part <= len(h.pages):
+        raise ValueError(f"the history of {key} has {len(h.pages)} page(s), not a page {part}")
+    return _history_part(site, h, part)
 
 
-def history_markdown(site: SiteData, key: str) -> str:
-    """The history page of one configuration (``variant@fingerprint``)."""
-    page = history_page(key)
-    records = site.configurations[key]
+def _history_part(site: SiteData, h: HistoryRows, part: int) -> str:
+    key = h.key
+    page = history_page(key, part)
+    records = h.newest_first
+    shown = h.pages[part - 1]
     variant, _, fp = key.rpartition("@")
-    experiments = sorted({r.experiment for r in records})
-    flags = site.configuration_flags.get(key, [])
-    first, last = recorded_at(records[0]), recorded_at(records[-1])
-    parts = [
-        f"# History: {md_text(variant)} @ {fp}",
-        "",
-        f"Every record of variant {md_code(variant)} with context fingerprint {md_code(fp)} "
-        f"(experiment: {', '.join(experiment_link(e, page) for e in experiments)}), in time order: "
-        f"{len(records)} record(s), {first:%Y-%m-%d} to {last:%Y-%m-%d}. Records with the same fingerprint and "
-        "variant were measured in the same context (see the methodology's context table), so their figures can "
-        "be compared over time.",
-        "",
-        last_changed_line(site.git, [r.id for r in records]),
-        "## Regressions and improvements",
-        "",
-        thresholds_sentence(site),
-        "",
-        f"**Status:** {configuration_status(flags)}.",
-        "",
-        _flags_table(flags, site, page, records),
-        "",
-        "## Records",
-        "",
-    ]
-    rows = []
-    for r in reversed(records):
-        row = [
-            recorded_at(r).strftime("%Y-%m-%d %H:%M"),
-            record_link(r, page, text=r.title or r.id),
-            md_text(r.status.state),
+    count = len(h.pages)
+    if part == 1:
+        experiments = sorted({r.experiment for r in records})
+        first, last = recorded_at(records[-1]), recorded_at(records[0])
+        parts = [
+            f"# History: {md_text(variant)} @ {fp}",
+            "",
+            f"Every record of variant {md_code(variant)} with context fingerprint {md_code(fp)} "
+            f"(experiment: {', '.join(experiment_link(e, page) for e in experiments)}), in time order: "
+            f"{len(records)} record(s), {first:%Y-%m-%d} to {last:%Y-%m-%d}. Records with the same fingerprint "
+            "and variant were measured in the same context (see the methodology's context table), so their "
+            "figures can be compared over time.",
+            "",
         ]
-        if site.git.available:
-            row.append(commit_markdown(site.git.of(r.id), site.git.repository_url))
-        rows.append(row)
-    header = ["Measured (UTC)", "Record", "Status"] + (["Added in commit"] if site.git.available else [])
-    parts += [md_table(header, rows), ""]
-    cells = {(row["record_id"], row["level"]): row for row in site.rows_of(r.id for r in records)}
+        if count > 1:
+            parts += [
+                f"This page lists the newest {len(shown)} records; the older ones are on further pages, newest "
+                f"first. {_pages_line(page, key, part, count)}",
+                "",
+            ]
+        parts.append(last_changed_line(site.git, [r.id for r in records]))
+    else:
+        start = sum(len(p) for p in h.pages[: part - 1]) + 1
+        parts = [
+            f"# History: {md_text(variant)} @ {fp}, page {part} of {count}",
+            "",
+            f"Records {start:,}–{start + len(shown) - 1:,} of {len(records):,} of variant {md_code(variant)} with "
+            f"context fingerprint {md_code(fp)}, newest first. The [first page]({link(page, history_page(key))}) "
+            f"has the configuration's summary, its status and the newest records. "
+            + _pages_line(page, key, part, count),
+            "",
+        ]
+    parts += ["## Regressions and improvements", "", *_flags_section(site, h, part, shown)]
+    parts += ["## Records", "", md_table(h.record_header, [h.record_rows[r.id] for r in shown]), ""]
     files = [("rows as CSV", history_download(key, "csv")), ("rows as JSON", history_download(key, "json"))]
     parts += [
         "## Figures by level",
         "",
         downloads_line(page, "every figure of these records, level by level", files),
     ]
-    for m in COMPARED:
-        table = _figures_table(records, m, page, cells) if not m.neutral else ""
-        if table:
-            unit = "" if m.unit in m.label else f" ({md_text(m.unit)})"
-            parts += [f"### {md_text(m.heading)}{unit}, by level", "", table, ""]
+    for t in h.figure_tables:
+        m = t.spec
+        unit = "" if m.unit in m.label else f" ({md_text(m.unit)})"
+        table = md_table(t.header, [t.rows[r.id] for r in shown], align="ll" + "r" * (len(t.header) - 2))
+        parts += [f"### {md_text(m.heading)}{unit}, by level", "", scroll_box(table), ""]
+    if count > 1:
+        parts += [_pages_line(page, key, part, count), ""]
     return "\n".join(parts)
 
 

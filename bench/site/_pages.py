@@ -18,7 +18,7 @@ from ._dead_ends import dead_ends_index
 from ._escape import md_text
 from ._experiment_page import experiment_downloads, experiment_markdown
 from ._git_info import last_changed_line
-from ._history_pages import history_downloads, history_index, history_markdown
+from ._history_pages import history_downloads, history_index, history_pages
 from ._markup import all_rows_line, errors_box
 from ._page_inputs import configuration_key, experiment_key, kept_pages
 from ._paths import (
@@ -29,7 +29,6 @@ from ._paths import (
     all_rows_download,
     experiment_link,
     experiment_page,
-    history_page,
     record_csv,
     record_json,
     record_page,
@@ -94,7 +93,7 @@ def _experiment_pages(site: SiteData, experiment: str) -> list[tuple[str, str]]:
 
 
 def _history_pages(site: SiteData, configuration: str) -> list[tuple[str, str]]:
-    return [(history_page(configuration), history_markdown(site, configuration))]
+    return list(history_pages(site, configuration))
 
 
 def site_pages(

@@ -56,10 +56,12 @@ def experiment_page(experiment: str) -> str:
     return f"experiments/{experiment}.md"
 
 
-def history_page(configuration: str) -> str:
-    """The history page of a configuration key ``variant@fingerprint`` (``bench.compare.config_key``)."""
+def history_page(configuration: str, part: int = 1) -> str:
+    """The history page of a configuration key ``variant@fingerprint`` (``bench.compare.config_key``); ``part`` 2, 3,
+    ...: its further pages of older records (:mod:`bench.site._history_parts`). A fingerprint is hexadecimal, so no
+    configuration's first page is named like another's further page."""
     variant, _, fp = configuration.rpartition("@")
-    return f"history/{variant}-{fp}.md"
+    return f"history/{variant}-{fp}.md" if part == 1 else f"history/{variant}-{fp}-{part}.md"
 
 
 def link(from_page: str, to: str) -> str:
