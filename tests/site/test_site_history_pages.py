@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import markdown
+import pytest
 import yaml
 from site_helpers import FX_BASELINE_ID, ROOT, fixture, site_of, with_figures
 
-from bench.site import SiteData, site_pages, site_record_markdown
+from bench.site import SiteCache, SiteData, site_pages, site_record_markdown
 from bench.site._history_pages import history_link, history_pages
 from bench.site._history_parts import HISTORY_PER_PAGE, ROWS_BUDGET, history_rows
 from bench.site._paths import history_page, record_page
@@ -130,3 +133,22 @@ def test_a_record_page_links_the_history_page_that_holds_its_rows() -> None:
         assert record.id in _row_links(pages[holder], "Records"), (record.id, holder)
     # the newest record is on the first page: one link, no page number
     assert "page " not in history_link(site, records[-1], record_page(records[-1]))
+
+
+def test_a_warm_build_finds_each_records_history_page_in_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bench.site._history_parts as parts
+
+    (key,) = _long_site().configurations
+    cold = replace(_long_site(), cache=SiteCache(tmp_path))
+    records = cold.configurations[key]
+    expected = {r.id: parts.page_of(cold, key, r.id) for r in records}
+    assert set(expected.values()) == set(range(1, len(history_rows(cold, key).pages) + 1))
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("the history's rows made again")
+
+    monkeypatch.setattr(parts, "history_rows", refuse)
+    warm = replace(_long_site(), cache=SiteCache(tmp_path))
+    assert {r.id: parts.page_of(warm, key, r.id) for r in records} == expected
