@@ -61,12 +61,13 @@ def history_link(site: SiteData, record: Record, page: str) -> str:
     key = site.configuration_of.get(record.id)
     if key is None:
         return ""
-    n = len(site.configurations[key])
-    out = f"[history of this configuration]({link(page, history_page(key))}) ({n} record(s)"
+    # no count of the configuration's records here: a new record would change every record page of its
+    # configuration (their bodies are cached by what they show); the history page counts them
+    out = f"[history of this configuration]({link(page, history_page(key))})"
     part = page_of(site, key, record.id)
     if part == 1:
-        return out + ")"
-    return out + f"; this record's rows: [page {part}]({link(page, history_page(key, part))}))"
+        return out
+    return out + f" (this record's rows: [page {part}]({link(page, history_page(key, part))}))"
 
 
 def _pages_line(page: str, key: str, part: int, count: int) -> str:

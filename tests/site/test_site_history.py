@@ -55,7 +55,7 @@ def test_record_page_links_its_history_and_diffs_against_the_previous_record() -
     key = config_key(second)
     page = site_record_markdown(site, second)
     assert f"]({history_page(key).removeprefix('history/')})" not in page  # links are relative to the page
-    assert f"](../../{history_page(key)}) (2 record(s))" in page
+    assert f"[history of this configuration](../../{history_page(key)})" in page
     assert "| `environment.gpu.driver` | info | 580\\.95\\.05 | 590\\.0 |" in page
     assert "First record of this configuration" in site_record_markdown(site, first)
 
