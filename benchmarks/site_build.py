@@ -4,8 +4,9 @@ For the shipped records and each ``--sizes`` N, synthetic records (``benchmarks/
 like the H200 measurements, about 50 experiments, four variants, repeats; generated into a temporary folder,
 never committed) are built with ``mkdocs build --strict`` and the script prints, in one table:
 
-* build time and peak memory (resident set of the build's whole process tree, sampled every 50 ms, and the
-  kernel's own peak for the main process: the larger of the two) of a cold build (an empty site cache,
+* build time and peak memory (resident set of the build's whole process tree, sampled every 50 ms: with forked
+  converters the sum of their proportional sets, shared pages counted once; and the kernel's own peak for the main
+  process: the larger of the two) of a cold build (an empty site cache,
   ``bench.site._cache``), and the time of the same build again on the cache it filled (*warm*);
 * the built site's size and file count, its largest HTML page (size and name) and the search index's size;
 * ``serve``: seconds from writing one new record file (atomically, as ``bench run`` does) to ``mkdocs serve``
@@ -88,16 +89,32 @@ class Row:
         return self.build_s / self.plain_build_s if self.plain_build_s else None
 
 
+def _kib(path: Path, field_name: str) -> int:
+    """A ``Name:   123 kB`` field of a /proc file, in bytes (0: not there)."""
+    text = path.read_text()
+    return next((int(x.split()[1]) * 1024 for x in text.splitlines() if x.startswith(field_name)), 0)
+
+
 def _tree_rss(pid: int) -> int:
-    """Resident bytes of ``pid`` and all its descendants (0 once gone)."""
-    total, todo = 0, [pid]
+    """Resident bytes of ``pid`` and all its descendants (0 once gone). One process: its resident set. Several (a
+    build that forks converters): the sum of their proportional sets (``Pss``), each shared page counted once in
+    all (a forked child shares the parent's pages; summing resident sets would count them once per process)."""
+    pids, todo = [], [pid]
     while todo:
         p = todo.pop()
         try:
-            status = Path(f"/proc/{p}/status").read_text()
-            total += next((int(x.split()[1]) * 1024 for x in status.splitlines() if x.startswith("VmRSS:")), 0)
             for task in Path(f"/proc/{p}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+        pids.append(p)
+    total = 0
+    for p in pids:
+        try:
+            if len(pids) == 1:
+                total += _kib(Path(f"/proc/{p}/status"), "VmRSS:")
+            else:
+                total += _kib(Path(f"/proc/{p}/smaps_rollup"), "Pss:")
         except (OSError, ValueError):
             continue
     return total
