@@ -25,7 +25,8 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -85,7 +86,7 @@ def secret_name(name: str) -> bool:
     >>> [secret_name(n) for n in ("HF_TOKEN", "--api-key", "secretKey", "max_tokens", "TOKENIZERS_PARALLELISM")]
     [True, True, True, False, False]
     """
-    return _secret_name_short(name) if len(name) <= _CACHED_LENGTH else _secret_name(name)
+    return _secret_name_short(name) if len(name) <= _SHORT else _secret_name(name)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -126,6 +127,22 @@ _KEY_SHAPES: tuple[re.Pattern[str], ...] = tuple(
         _B + r"npm_[A-Za-z0-9]{20,}",
         _B + r"tok_[A-Za-z0-9_\-]{6,}",
     )
+)
+# What every match of each shape above holds (its step is skipped for a text that holds none of them).
+_SHAPE_NEEDLES: tuple[tuple[str, ...], ...] = (
+    ("hf_",),
+    ("sk-",),
+    ("_live_", "_test_"),
+    ("AKIA", "ASIA", "AGPA", "AIDA", "AROA"),
+    ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ("github_pat_",),
+    ("glpat-",),
+    ("xox",),
+    ("ya29.",),
+    ("AIza",),
+    ("eyJ",),
+    ("npm_",),
+    ("tok_",),
 )
 _PEM = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.DOTALL
@@ -182,6 +199,15 @@ def _random_segment(seg: str) -> bool:
 
 
 def _random_token(tok: str) -> bool:
+    return _random_token_short(tok) if len(tok) <= _SHORT else _is_random_token(tok)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _random_token_short(tok: str) -> bool:  # a payload's keys (``chunked_prefill_size``) recur in every record
+    return _is_random_token(tok)
+
+
+def _is_random_token(tok: str) -> bool:
     """A long random-looking string: 32+ hex digits (not a sha1/sha256 digest), or a part of the token between
     ``-``/``_``/``.`` separators of 20+ base64 characters mixing letter cases or digits, with long alphanumeric
     runs and high entropy. Names made of words (``Meta-Llama-3.1-8B-Instruct``), timestamps and record ids
@@ -239,10 +265,16 @@ def _auth_scheme(m: re.Match[str]) -> str:
     return f"{m.group(1)}{m.group(2)}{REDACTED}"
 
 
+# A token: a run of these characters. ``_random_token`` needs 20 or more of them, so shorter runs are not looked at;
+# the look-behind starts a match only where a run starts, so each run is scanned once.
+_TOKEN_CHARS = r"[^\s,;=\"'`()\[\]{}<>|@?&:]"
+_LONG_TOKEN = re.compile(rf"(?<!{_TOKEN_CHARS}){_TOKEN_CHARS}{{20,}}")
+
+
 def _random_tokens(text: str) -> str:
     out: list[str] = []
     pos = 0
-    for m in re.finditer(r"[^\s,;=\"'`()\[\]{}<>|@?&:]+", text):
+    for m in _LONG_TOKEN.finditer(text):
         tok = m.group(0)
         core = tok.strip(".")
         if _random_token(core):
@@ -253,18 +285,72 @@ def _random_tokens(text: str) -> str:
     return "".join(out)
 
 
+def _userinfo(text: str) -> str:
+    return _URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+
+
+def _shape(pattern: re.Pattern[str]) -> Callable[[str], str]:
+    return lambda text: pattern.sub(REDACTED, text)
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """One step of :func:`_redact`, skipped for a text that holds none of ``needles``: every change the step makes
+    is at a match of its pattern that holds one of them (``tests/test_redact_memo.py`` checks that the skipping
+    changes nothing). ``fold``: the (lower-case) needles are looked for in the lower-cased text."""
+
+    apply: Callable[[str], str]
+    needles: tuple[str, ...]
+    fold: bool = False
+
+
+# The characters that Python's re, ignoring case, matches to an ASCII letter although they are not ASCII (dotted
+# and dotless i, long s, the Kelvin sign): a case-folded needle never skips a text that holds one.
+_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
+
+# What every secret name holds, lower-cased (a secret word, or a glued name's secret suffix; a word that holds another,
+# such as "password", left out): the steps that hide only the value of a secret name are skipped for a text that
+# holds none of these.
+_SECRET_PARTS = frozenset(x.lower() for x in (*_SECRET_WORDS, *_SECRET_SUFFIXES))
+_SECRET_NEEDLES = tuple(sorted(w for w in _SECRET_PARTS if not any(v != w and v in w for v in _SECRET_PARTS)))
+
+_STAGES: tuple[_Stage, ...] = (
+    _Stage(lambda text: _PEM.sub("<redacted private key>", text), ("-----BEGIN ",)),
+    _Stage(_userinfo, ("://",)),
+    _Stage(lambda text: _QUERY_PARAM.sub(_query, text), _SECRET_NEEDLES, fold=True),
+    _Stage(lambda text: _AUTH_HEADER.sub(_auth_header, text), ("authorization",), fold=True),
+    _Stage(lambda text: _AUTH_SCHEME.sub(_auth_scheme, text), ("bearer", "basic", "token", "digest"), fold=True),
+    *(_Stage(_shape(shape), needles) for shape, needles in zip(_KEY_SHAPES, _SHAPE_NEEDLES, strict=True)),
+    _Stage(_pairs, _SECRET_NEEDLES, fold=True),
+    _Stage(lambda text: _FLAG_PAIR.sub(_flag_pair, text), _SECRET_NEEDLES, fold=True),
+    _Stage(_random_tokens, ("",)),  # every text: _LONG_TOKEN finds what could be random
+)
+
+
+def _applies(stage: _Stage, text: str, lower: str) -> bool:
+    if not stage.fold:
+        return any(n in text for n in stage.needles)
+    if not text.isascii() and _FOLDS_TO_ASCII.search(text):
+        return True
+    return any(n in lower for n in stage.needles)
+
+
 def redact_text(text: str) -> str:
     """``text`` with every secret inside it replaced by ``<redacted>`` (the rest of the text kept)."""
     if not text:
         return text
-    if len(text) <= _CACHED_LENGTH:
+    n = len(text)
+    if n <= _SHORT:
         return _redact_short(text)
-    return _redact(text)
+    return _redact_medium(text) if n <= _CACHED_LENGTH else _redact(text)
 
 
-# The same short strings (field names, engine and model names, variants) pass through here thousands of times per
-# site build; the result depends on the text alone.
-_CACHED_LENGTH = 200
+# The same strings (field names, engine, model and GPU names, variants, flags, a page's cells) pass through here
+# thousands of times per site build, and every rule above is a constant of this module: the result depends on the
+# text alone, so it is remembered, keyed by the text: at most 65,536 texts of at most 200 characters and 1,024 of
+# at most 4,096 (tens of MB at worst); longer texts are redacted every time.
+_SHORT = 200
+_CACHED_LENGTH = 4096
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -272,17 +358,22 @@ def _redact_short(text: str) -> str:
     return _redact(text)
 
 
+@functools.lru_cache(maxsize=1 << 10)
+def _redact_medium(text: str) -> str:
+    return _redact(text)
+
+
 def _redact(text: str) -> str:
-    out = _PEM.sub("<redacted private key>", text)
-    out = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", out)
-    out = _QUERY_PARAM.sub(_query, out)
-    out = _AUTH_HEADER.sub(_auth_header, out)
-    out = _AUTH_SCHEME.sub(_auth_scheme, out)
-    for shape in _KEY_SHAPES:
-        out = shape.sub(REDACTED, out)
-    out = _pairs(out)
-    out = _FLAG_PAIR.sub(_flag_pair, out)
-    return _random_tokens(out)
+    out = text
+    lower = ""
+    for stage in _STAGES:
+        if stage.fold and not lower:
+            lower = out.lower()
+        if _applies(stage, out, lower):
+            changed = stage.apply(out)
+            if changed != out:
+                out, lower = changed, ""
+    return out
 
 
 def looks_like_secret(text: str) -> bool:

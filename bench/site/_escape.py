@@ -15,7 +15,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from functools import lru_cache
 
 from bench.redact import redact_text
 
@@ -47,16 +46,10 @@ BLOCK_LIMIT = 20000
 """The most characters of a code block (a launch command, a log excerpt, the server's own payload)."""
 
 
-@lru_cache(maxsize=1 << 16)
-def _redacted(text: str) -> str:
-    return redact_text(text)
-
-
 def shown(text: object, limit: int = TEXT_LIMIT) -> str:
-    """``text`` as a string fit to show: secrets hidden (pages repeat the same cells, so it is memoised), and cut
-    visibly after ``limit`` characters."""
-    s = str(text)
-    s = _redacted(s) if len(s) <= 4096 else redact_text(s)
+    """``text`` as a string fit to show: secrets hidden (:func:`bench.redact.redact_text` remembers the strings that
+    pages repeat), and cut visibly after ``limit`` characters."""
+    s = redact_text(str(text))
     if len(s) > limit:
         s = f"{s[:limit]} … [{len(s) - limit:,} more characters not shown]"
     return s
