@@ -18,6 +18,7 @@ target exists, as it does for the links it converts itself). Blocks inside fence
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import re
@@ -53,6 +54,21 @@ class _Unsupported(Exception):
 
 def _inline(text: str, resolve: Resolve) -> str:
     """Inline Markdown of one cell as HTML."""
+    if "[" not in text:  # no link: nothing to resolve, and the same cells recur on every page
+        return _inline_unlinked(text)
+    return _convert(text, resolve)
+
+
+def _no_link(url: str) -> str:
+    raise AssertionError(f"a cell without '[' has no link: {url}")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _inline_unlinked(text: str) -> str:
+    return _convert(text, _no_link)
+
+
+def _convert(text: str, resolve: Resolve) -> str:
     out: list[str] = []
     pos = 0
     while pos < len(text):
@@ -83,32 +99,39 @@ def _inline(text: str, resolve: Resolve) -> str:
     return "".join(out)
 
 
+_ROW_SPECIAL = re.compile(r"[\\`|]")  # in a row, only these characters do anything but stand for themselves
+_TICKS = re.compile(r"`+")
+_CELLS = re.compile(r"((?:[^\\|]++|\\.)*+)\|", re.DOTALL)
+
+
 def _split_row(row: str) -> list[str]:
     """A table row's cells, split as Python-Markdown splits them: on ``|`` outside code spans and escapes."""
     row = row.strip()
     if not (row.startswith("|") and row.endswith("|")) or row.endswith("\\|"):
         raise _Unsupported(row)
     body = row[1:-1]
+    if "`" not in body:  # escapes only: each cell is a run of escaped or ordinary characters ended by a '|'
+        return [c.strip() for c in _CELLS.findall(body + "|")]
     cells: list[str] = []
-    start = i = 0
-    while i < len(body):
+    start = 0
+    m = _ROW_SPECIAL.search(body)
+    while m is not None:
+        i = m.start()
         c = body[i]
         if c == "\\":
             i += 2
-            continue
-        if c == "`":
-            run = len(body[i:]) - len(body[i:].lstrip("`"))
+        elif c == "`":
+            run = len(_TICKS.match(body, i).group(0))  # type: ignore[union-attr]  # body[i] is a backtick
             close = body.find("`" * run, i + run)
             while close >= 0 and (close + run < len(body) and body[close + run] == "`"):
                 close = body.find("`" * run, close + run + 1)
             if close < 0:
                 raise _Unsupported(row)
             i = close + run
-            continue
-        if c == "|":
+        else:
             cells.append(body[start:i])
-            start = i + 1
-        i += 1
+            start = i = i + 1
+        m = _ROW_SPECIAL.search(body, i)
     cells.append(body[start:])
     return [c.strip() for c in cells]
 
@@ -133,12 +156,16 @@ def _table(lines: Sequence[str], resolve: Resolve) -> str:
     out = ["<table>", "<thead>", "<tr>"]
     out += [f"<th{a}>{_inline(c, resolve)}</th>" for c, a in zip(header, aligns, strict=True)]
     out += ["</tr>", "</thead>", "<tbody>"]
+    opens = [f"<td{a}>" for a in aligns]
     for line in lines[2:]:
         cells = _split_row(line)
-        if len(cells) != len(header):
+        if len(cells) != len(opens):
             raise _Unsupported(line)
         out.append("<tr>")
-        out += [f"<td{a}>{_inline(c, resolve)}</td>" for c, a in zip(cells, aligns, strict=True)]
+        out += [
+            f"{td}{_inline_unlinked(c) if '[' not in c else _convert(c, resolve)}</td>"
+            for c, td in zip(cells, opens, strict=True)
+        ]
         out.append("</tr>")
     out += ["</tbody>", "</table>"]
     return "\n".join(out)
