@@ -199,7 +199,8 @@ def on_post_build(config: MkDocsConfig) -> None:
     allow = tuple(extra.get("offline_allow") or ())
     if config.site_url:  # the site's own address (canonical links; `mkdocs serve` sets it to 127.0.0.1)
         allow += (config.site_url,)
-    found = check_site(Path(config.site_dir), allow)
+    # every file of every build is checked; one whose bytes were found clean before is not parsed again
+    found = check_site(Path(config.site_dir), allow, cache_dir=default_cache_dir())
     if found:
         listed = "\n  ".join(str(v) for v in found[:50])
         raise PluginError(f"benchbook: the built site loads {len(found)} external resource(s):\n  {listed}")

@@ -6,12 +6,16 @@ Pure checking over text (:func:`check_html`, :func:`check_css`) plus a folder wa
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from bench.atomic_write import write_atomic
 
 __all__ = ["DEFAULT_ALLOW", "Violation", "check_css", "check_html", "check_site", "is_external"]
 
@@ -161,11 +165,58 @@ def _files(site_dir: Path) -> Iterable[Path]:
             yield path
 
 
-def check_site(site_dir: Path, allow: Sequence[str] = DEFAULT_ALLOW) -> list[Violation]:
-    """Every external load in the built site's HTML, CSS and SVG files."""
+def check_site(
+    site_dir: Path, allow: Sequence[str] = DEFAULT_ALLOW, *, cache_dir: Path | None = None
+) -> list[Violation]:
+    """Every external load in the built site's HTML, CSS and SVG files.
+
+    Every file of every build is checked; with ``cache_dir`` (the site cache folder; None: off), a file whose exact
+    bytes an earlier build found clean, with this check code and this allow list, is not parsed again: the sha256
+    digests of the clean files are kept in ``cache_dir/offline/<key>.txt``, ``key`` a hash of this module's source
+    and of ``allow``, rewritten atomically after each build with the files found clean in it. A file that loads
+    something from outside is never kept, so it fails every build."""
+    store = _clean_store(cache_dir, allow)
+    known = _read_digests(store)
     found: list[Violation] = []
+    clean: set[str] = set()
     for path in _files(site_dir):
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
+        css = path.suffix.lower() == ".css"
+        digest = hashlib.sha256((b"css\0" if css else b"html\0") + data).hexdigest()
+        if digest in known:
+            clean.add(digest)
+            continue
+        # as Path.read_text reads it: undecodable bytes replaced, universal newlines
+        text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
         rel = path.relative_to(site_dir).as_posix()
-        found += check_css(text, rel, allow) if path.suffix.lower() == ".css" else check_html(text, rel, allow)
+        violations = check_css(text, rel, allow) if css else check_html(text, rel, allow)
+        found += violations
+        if not violations:
+            clean.add(digest)
+    if store is not None and clean != known:
+        with contextlib.suppress(OSError):  # a read-only or full disk costs speed, never the check
+            write_atomic(store, "".join(f"{d}\n" for d in sorted(clean)), durable=False)
     return found
+
+
+_CHECK_CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()  # the check's own code
+
+
+def _clean_store(cache_dir: Path | None, allow: Sequence[str]) -> Path | None:
+    if cache_dir is None:
+        return None
+    key = hashlib.sha256("\0".join((_CHECK_CODE, *allow)).encode()).hexdigest()
+    return cache_dir / "offline" / f"{key[:32]}.txt"
+
+
+def _read_digests(store: Path | None) -> frozenset[str]:
+    if store is None:
+        return frozenset()
+    try:
+        lines = store.read_text(encoding="ascii").split("\n")
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(line for line in lines if _DIGEST.fullmatch(line))
+
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
