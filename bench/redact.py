@@ -342,15 +342,19 @@ def redact_text(text: str) -> str:
     n = len(text)
     if n <= _SHORT:
         return _redact_short(text)
-    return _redact_medium(text) if n <= _CACHED_LENGTH else _redact(text)
+    if n <= _MEDIUM:
+        return _redact_medium(text)
+    return _redact_long(text) if n <= _CACHED_LENGTH else _redact(text)
 
 
-# The same strings (field names, engine, model and GPU names, variants, flags, a page's cells) pass through here
-# thousands of times per site build, and every rule above is a constant of this module: the result depends on the
-# text alone, so it is remembered, keyed by the text: at most 65,536 texts of at most 200 characters and 1,024 of
-# at most 4,096 (tens of MB at worst); longer texts are redacted every time.
+# The same strings (field names, engine, model and GPU names, variants, flags, a page's cells, an engine's payload
+# shown on every record page it came with) pass through here thousands of times per site build, and every rule above
+# is a constant of this module: the result depends on the text alone, so it is remembered, keyed by the text: at
+# most 65,536 texts of at most 200 characters, 1,024 of at most 4,096 and 16 of at most 262,144 (tens of MB at
+# worst); longer texts are redacted every time.
 _SHORT = 200
-_CACHED_LENGTH = 4096
+_MEDIUM = 4096
+_CACHED_LENGTH = 1 << 18
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -360,6 +364,11 @@ def _redact_short(text: str) -> str:
 
 @functools.lru_cache(maxsize=1 << 10)
 def _redact_medium(text: str) -> str:
+    return _redact(text)
+
+
+@functools.lru_cache(maxsize=16)
+def _redact_long(text: str) -> str:
     return _redact(text)
 
 

@@ -77,7 +77,7 @@ def test_the_non_ascii_letters_that_fold_to_ascii_are_all_known() -> None:
 
 def test_a_token_planted_after_the_same_text_was_seen_clean_is_redacted() -> None:
     token = "hf_AbCdEfGhIjKlMnOpQrSt"
-    for size in (10, 300, 5000):  # remembered short, remembered medium, never remembered
+    for size in (10, 300, 5000, 300_000):  # remembered short, medium or long; never remembered
         clean = "engine sglang, model Qwen3-8B, " + "x" * size
         assert redact_text(clean) == clean
         assert redact_text(clean) == clean  # now remembered
@@ -88,21 +88,21 @@ def test_a_token_planted_after_the_same_text_was_seen_clean_is_redacted() -> Non
 
 
 def test_what_is_remembered_is_bounded() -> None:
-    short = R._redact_short.cache_info().maxsize
-    medium = R._redact_medium.cache_info().maxsize
-    assert short is not None and medium is not None
-    for i in range(short + 100):
-        redact_text(f"model-{i}")
-    for i in range(medium + 100):
-        redact_text(f"{i} " + "a" * R._SHORT)
-    assert R._redact_short.cache_info().currsize <= short
-    assert R._redact_medium.cache_info().currsize <= medium
-    before = (R._redact_short.cache_info().currsize, R._redact_medium.cache_info().currsize)
+    tiers = [(R._redact_short, 1), (R._redact_medium, R._SHORT + 1), (R._redact_long, R._MEDIUM + 1)]
+    for memo, length in tiers:
+        size = memo.cache_info().maxsize
+        assert size is not None
+        for i in range(size + 10):
+            text = f"{i} " + "x" * length
+            assert redact_text(text) == text
+        assert memo.cache_info().currsize == size
+    before = [memo.cache_info().currsize for memo, _ in tiers]
     long_text = "b " * R._CACHED_LENGTH
     assert redact_text(long_text) == long_text
-    assert (R._redact_short.cache_info().currsize, R._redact_medium.cache_info().currsize) == before
+    assert [memo.cache_info().currsize for memo, _ in tiers] == before
     # worst case: every entry at its longest, the text and its result
-    assert 2 * (short * R._SHORT + medium * R._CACHED_LENGTH) <= 64 * 2**20
+    limits = [(R._redact_short, R._SHORT), (R._redact_medium, R._MEDIUM), (R._redact_long, R._CACHED_LENGTH)]
+    assert sum(2 * (memo.cache_info().maxsize or 0) * n for memo, n in limits) <= 64 * 2**20
 
 
 def test_nothing_redaction_reads_can_change_at_run_time() -> None:
