@@ -87,6 +87,18 @@ def test_a_token_planted_after_the_same_text_was_seen_clean_is_redacted() -> Non
         assert redact_text(clean) == clean
 
 
+def test_page_text_remembered_by_its_text_still_hides_a_token_planted_later() -> None:
+    from bench.site._escape import html_text, md_text
+
+    clean = "H200 SXM, sglang 0.5.17"
+    for shown in (md_text, html_text):
+        assert "H200" in shown(clean) and shown(clean) == shown(clean)
+        assert "ghp_16C7e42F292c6912E7710c838347Ae178B4a" not in shown(
+            clean + " ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+        )
+        assert "redacted" in shown(clean + " ghp_16C7e42F292c6912E7710c838347Ae178B4a")
+
+
 def test_what_is_remembered_is_bounded() -> None:
     tiers = [(R._redact_short, 1), (R._redact_medium, R._SHORT + 1), (R._redact_long, R._MEDIUM + 1)]
     for memo, length in tiers:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from functools import lru_cache
 
 from bench.redact import redact_text
 
@@ -67,6 +68,16 @@ def html_attr(text: object) -> str:
 
 def md_text(text: object) -> str:
     """Text for Markdown prose or a table cell: one line, no markup, no HTML."""
+    s = str(text)
+    return _md_text_short(s) if len(s) <= 200 else _md_text(s)
+
+
+@lru_cache(maxsize=1 << 15)
+def _md_text_short(text: str) -> str:  # cells (numbers, names, statuses) recur on every page that lists them
+    return _md_text(text)
+
+
+def _md_text(text: str) -> str:
     flat = _WS.sub(" ", shown(text)).strip()
     # Markdown specials first (so that the '#' of entities stays intact), then HTML. A text made only of
     # '=' would underline the line above into a heading: such '=' become entities.
