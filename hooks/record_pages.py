@@ -63,7 +63,11 @@ from bench.site._paths import record_page
 __all__ = ["RecordPageFile", "RecordPages"]
 
 _HERE = Path(__file__).resolve().parent
-_ADAPTER = ("record_pages.py", "site_hooks.py")  # the code that makes a record page's body (gen_pages.py does not)
+_ADAPTER = (
+    "record_pages.py",
+    "site_hooks.py",
+    "highlight_memo.py",
+)  # the code that makes a record page's body (gen_pages.py does not)
 _LIBRARIES = ("mkdocs", "markdown", "pymdown-extensions", "mkdocs-material", "pygments")
 
 

@@ -1,7 +1,7 @@
 """MkDocs hooks: a thin adapter over ``bench.site``.
 
 * ``on_config``      watch the records folder (also when ``$BENCHBOOK_RECORDS_DIR`` points elsewhere) and
-                     ``benchbook.yaml``;
+                     ``benchbook.yaml``; highlight each distinct code block once (``hooks/highlight_memo.py``);
 * ``on_pre_build``   load records, dead ends, ``benchbook.yaml`` and the git provenance of every record
                      (one ``git log``) once per build; each bad record is a WARNING naming the file and
                      field, so ``--strict`` fails and a plain build/serve shows an error box; a bad
@@ -60,8 +60,10 @@ from bench.site import (
 )
 
 if TYPE_CHECKING:
+    from hooks.highlight_memo import install as remember_highlighting
     from hooks.record_pages import RecordPages
 else:  # MkDocs puts this folder on sys.path while it loads a hook
+    from highlight_memo import install as remember_highlighting
     from record_pages import RecordPages
 
 log = get_plugin_logger("benchbook")
@@ -85,6 +87,7 @@ def _site(config: MkDocsConfig) -> SiteData:
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    remember_highlighting()
     watched = {str(Path(w).resolve()) for w in config.watch}
     settings = Path(config.config_file_path).resolve().parent / DEFAULT_SETTINGS_FILE
     for path in (str(_records_dir(config)), *((str(settings),) if settings.is_file() else ())):
