@@ -27,9 +27,11 @@ import argparse
 import csv
 import importlib.util
 import io
+import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,18 +49,24 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COLUMNS",
+    "CSV_HEADER",
     "FIGURE_COLUMNS",
     "LEVEL_COLUMNS",
     "RECORD_COLUMNS",
+    "csv_fraction",
+    "csv_lines",
     "frame",
     "frame_csv",
     "frame_from_rows",
     "frame_from_tuples",
     "frame_json",
     "frame_rows",
+    "json_document",
+    "json_lines",
     "record_cells",
     "register",
     "rows_csv",
+    "rows_json",
 ]
 
 RECORD_COLUMNS: tuple[str, ...] = (
@@ -291,6 +299,10 @@ def _time_cell(v: datetime | None, fraction: bool) -> str:
     return f"{text}.{u.microsecond:06d}+00:00" if fraction else f"{text}+00:00"
 
 
+def _time_cell_as(fraction: bool, v: datetime | None) -> str:
+    return _time_cell(v, fraction)
+
+
 def _cell(col: str, v: Any) -> str:
     if v is None or (isinstance(v, float) and v != v):
         return ""
@@ -303,19 +315,137 @@ def _cell(col: str, v: Any) -> str:
     return str(_csv_safe(v))
 
 
+Row = tuple[Any, ...]
+"""A row of the frame as the cells of :data:`COLUMNS` in order (what the site keeps: no dict per row)."""
+_TIME_AT = tuple(COLUMNS.index(c) for c in _TIMES)
+CSV_HEADER = ",".join(COLUMNS) + "\n"
+"""The first line of every CSV download (no column name needs quoting)."""
+
+
+def csv_fraction(rows: Iterable[Row]) -> tuple[bool, ...]:
+    """Per time column (``created_at``, ``measured_at``): whether any row's time has microseconds (pandas then
+    writes them in every cell of that column)."""
+    found = [False] * len(_TIME_AT)
+    for row in rows:
+        for i, at in enumerate(_TIME_AT):
+            v = row[at]
+            if not found[i] and v is not None and v.microsecond:
+                found[i] = True
+    return tuple(found)
+
+
+def csv_lines(rows: Sequence[Row], fraction: Sequence[bool] | None = None) -> str:
+    """The rows' lines of the CSV (no header), with the time columns' ``fraction`` (:func:`csv_fraction` of every
+    row of the file; default: of these rows). ``CSV_HEADER`` + the lines of consecutive parts, each written with the
+    whole file's fraction, is :func:`rows_csv` of all their rows."""
+    frac = csv_fraction(rows) if fraction is None else tuple(fraction)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    times = dict(zip(_TIMES, frac, strict=True))
+    cells = [partial(_time_cell_as, times[c]) if c in times else partial(_cell, c) for c in COLUMNS]
+    for row in rows:
+        writer.writerow([cell(v) for cell, v in zip(cells, row, strict=True)])
+    return out.getvalue()
+
+
 def rows_csv(rows: Sequence[dict[str, Any]]) -> str:
     """``frame_csv(frame_from_rows(rows))`` written straight from the rows, without pandas: the same bytes (the
     columns' types as the frame gives them, times in UTC with microseconds in the whole column when any has
     them, text cells safe for a spreadsheet), about forty times faster for one record's rows."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(COLUMNS)
-    fraction = {c: any(r.get(c) is not None and r[c].microsecond for r in rows) for c in _TIMES}
+    return CSV_HEADER + csv_lines([tuple(r.get(c) for c in COLUMNS) for r in rows])
+
+
+# The JSON of pandas' ``to_json`` (its vendored ultrajson, ``double_precision=10``, ``force_ascii=False``): '"',
+# '\\', '/' and the control characters escaped, everything else as it is.
+_JSON_ESCAPES = str.maketrans(
+    {
+        **{chr(i): f"\\u{i:04x}" for i in range(0x20)},
+        **{"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"},
+        **{'"': '\\"', "\\": "\\\\", "/": "\\/"},
+    }
+)
+_JSON_PRECISION = 10
+_POW10 = 10.0**_JSON_PRECISION
+_THRES_MAX = 1e16 - 1  # as ultrajson computes it, in doubles: 1e16
+_THRES_MIN = 1e-15
+_INF = float("inf")
+
+
+def _json_float(v: Any) -> str:
+    """A float64 cell as ultrajson writes it (``Buffer_AppendDoubleUnchecked``): ten decimals, rounded its own way
+    from doubles, trailing zeros dropped; ``%.10g`` beyond 1e16 and below 1e-15; NaN and infinities null."""
+    x = float(v)
+    if x != x or x == _INF or x == -_INF:
+        return "null"
+    neg = x < 0
+    a = -x if neg else x
+    if a > _THRES_MAX or (a != 0.0 and a < _THRES_MIN):
+        return f"{x:.10g}"
+    whole = int(a)
+    tmp = (a - whole) * _POW10
+    frac = int(tmp)
+    diff = tmp - frac
+    if diff > 0.5 or (diff == 0.5 and (frac == 0 or frac & 1)):
+        frac += 1
+    if frac >= _POW10:
+        frac = 0
+        whole += 1
+    text = f"{whole}.{frac:010d}".rstrip("0") if frac else f"{whole}.0"
+    return "-" + text if neg else text
+
+
+def _json_time(v: datetime) -> str:
+    u = v.astimezone(UTC)
+    return (
+        f'"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}.'
+        f'{u.microsecond // 1000:03d}Z"'
+    )
+
+
+def _json_cell(col: str) -> Callable[[Any], str]:
+    if col in _FLOATS:
+        return _json_float
+    if col in _WHOLE:
+        return lambda v: str(int(v))
+    if col in _FLAGS:
+        return lambda v: "true" if v else "false"
+    if col in _TIMES:
+        return _json_time
+    return lambda v: '"' + str(v).translate(_JSON_ESCAPES) + '"'
+
+
+_JSON_CELLS = tuple(("  " + json.dumps(c) + ":", _json_cell(c)) for c in COLUMNS)
+
+
+def json_lines(rows: Iterable[Row]) -> str:
+    """The rows as the objects of :func:`frame_json`'s list, joined by ``,\\n`` ("" for no row): a row's text depends
+    on that row alone, so :func:`json_document` of consecutive parts is the JSON of all their rows."""
+    texts: dict[str, str] = {}  # the same text cells recur in every row of a record (and across records)
+    objects = []
     for row in rows:
-        writer.writerow(
-            [_time_cell(row.get(c), fraction[c]) if c in fraction else _cell(c, row.get(c)) for c in COLUMNS]
-        )
-    return out.getvalue()
+        cells = []
+        for (name, cell), v in zip(_JSON_CELLS, row, strict=True):
+            if v is None or (type(v) is float and v != v):
+                cells.append(name + "null")
+            elif type(v) is str:
+                found = texts.get(v)
+                if found is None:
+                    found = texts[v] = '"' + v.translate(_JSON_ESCAPES) + '"'
+                cells.append(name + found)
+            else:
+                cells.append(name + cell(v))
+        objects.append(" {\n" + ",\n".join(cells) + "\n }")
+    return ",\n".join(objects)
+
+
+def json_document(parts: Iterable[str]) -> str:
+    """The JSON download of rows written as :func:`json_lines` parts, in order."""
+    return "[\n" + ",\n".join(p for p in parts if p) + "\n]\n"
+
+
+def rows_json(rows: Sequence[dict[str, Any]]) -> str:
+    """``frame_json(frame_from_rows(rows))`` written straight from the rows, without pandas: the same bytes."""
+    return json_document([json_lines(tuple(r.get(c) for c in COLUMNS) for r in rows)])
 
 
 # ---------------------------------------------------------------- bench frame

@@ -1,6 +1,7 @@
-"""``rows_csv``: the site's CSV downloads written straight from the frame's rows, byte for byte what pandas writes
-(``frame_csv(frame_from_rows(rows))``, which ``bench frame`` and the DataFrame API keep), on the shipped records,
-the fixtures, synthetic records of the site benchmark, and rows with every awkward cell hypothesis finds."""
+"""``rows_csv`` and ``rows_json``: the site's CSV and JSON downloads written straight from the frame's rows, byte
+for byte what pandas writes (``frame_csv``/``frame_json`` of ``frame_from_rows(rows)``, which ``bench frame`` and the
+DataFrame API keep), on the shipped records, the fixtures, synthetic records of the site benchmark, and rows with
+every awkward cell hypothesis finds; and both written from per-record parts, as the site joins them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.dataframe import frame_csv, frame_from_rows, frame_rows, rows_csv
+from bench.dataframe import (
+    COLUMNS,
+    CSV_HEADER,
+    csv_fraction,
+    csv_lines,
+    frame_csv,
+    frame_from_rows,
+    frame_json,
+    frame_rows,
+    json_document,
+    json_lines,
+    rows_csv,
+    rows_json,
+)
 from bench.record.load import load_record
 from bench.record.model import Record
 
@@ -23,6 +37,25 @@ FOLDERS = (ROOT / "records", ROOT / "tests" / "fixtures" / "records")
 
 def _pandas(rows: list[dict[str, Any]]) -> str:
     return frame_csv(frame_from_rows(rows))
+
+
+def _pandas_json(rows: list[dict[str, Any]]) -> str:
+    return frame_json(frame_from_rows(rows))
+
+
+def _by_record(rows: list[dict[str, Any]]) -> list[list[tuple[Any, ...]]]:
+    parts: dict[str, list[tuple[Any, ...]]] = {}
+    for r in rows:
+        parts.setdefault(r["record_id"], []).append(tuple(r.get(c) for c in COLUMNS))
+    return list(parts.values())
+
+
+def _joined(rows: list[dict[str, Any]]) -> tuple[str, str]:
+    """The CSV and JSON of the rows joined from per-record parts, as ``SiteData.csv_of``/``json_of`` do."""
+    parts = _by_record(rows)
+    whole = csv_fraction(t for p in parts for t in p)
+    csv_text = CSV_HEADER + "".join(csv_lines(p, whole) for p in parts)
+    return csv_text, json_document(json_lines(p) for p in parts)
 
 
 def _shipped() -> list[Record]:
@@ -50,31 +83,45 @@ def test_each_shipped_record_and_all_together_as_pandas_writes_them(shipped_rows
     for rid in ids:
         mine = [r for r in shipped_rows if r["record_id"] == rid]
         assert rows_csv(mine) == _pandas(mine), rid
+        assert rows_json(mine) == _pandas_json(mine), rid
     assert rows_csv(shipped_rows) == _pandas(shipped_rows)
+    assert rows_json(shipped_rows) == _pandas_json(shipped_rows)
+    assert _joined(shipped_rows) == (_pandas(shipped_rows), _pandas_json(shipped_rows))
 
 
 def test_synthetic_records_as_pandas_writes_them() -> None:
     rows = frame_rows(_synthetic(60), intervals=False)
     assert rows_csv(rows) == _pandas(rows)
+    assert rows_json(rows) == _pandas_json(rows)
     first = [r for r in rows if r["record_id"] == rows[0]["record_id"]]
     assert rows_csv(first) == _pandas(first)
+    assert rows_json(first) == _pandas_json(first)
 
 
 def test_no_rows_is_the_header_alone() -> None:
     assert rows_csv([]) == _pandas([])
     assert rows_csv([]).count("\n") == 1
+    assert rows_json([]) == _pandas_json([]) == "[\n\n]\n"
 
 
-TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12) | st.sampled_from(
-    ["=1+1", "+x", "-3", "@sum", "\tx", "\rx", 'a"b', "a,b", "line\nbreak", "", " ", "NaN", "None"]
+TEXT = (
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+    | st.sampled_from(
+        ["=1+1", "+x", "-3", "@sum", "\tx", "\rx", 'a"b', "a,b", "line\nbreak", "", " ", "NaN", "None", "a/b\\c"]
+    )
+    | st.sampled_from(["\x00", "\x7f", "\u2028", "<&>", "\x1f\x0b", "é😀"])
 )
 FLOAT = (
     st.floats(allow_nan=False, allow_infinity=False)
     | st.integers(-(10**6), 10**6)
     | st.sampled_from([0.1, 1e16, 1e-5, 123456789.123456789, 1 / 3, -0.0, 5.0])
+    # JSON: NaN and infinities (null), the ten decimals' rounding (halfway cases, carry into the whole part), the
+    # exponent form's thresholds
+    | st.sampled_from([float("nan"), float("inf"), -float("inf"), 2.5e-10, 1.5e-10, 0.99999999995, 9.99999999995])
+    | st.sampled_from([9999999999999998.0, 1e16 + 2, 1e-15, -1e-15, 9.9e-16, -2.5e-11, 0.5, 1e300, 5e-324])
 )
 TIME = st.datetimes(
-    min_value=datetime(1990, 1, 1),
+    min_value=datetime(1900, 1, 1),
     max_value=datetime(2090, 1, 1),
     timezones=st.sampled_from([UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minutes=-30))]),
 )
@@ -109,6 +156,11 @@ def test_awkward_cells_as_pandas_writes_them(data: st.DataObject, shipped_rows: 
     template = data.draw(st.sampled_from(shipped_rows))
     rows = data.draw(_rows(template))
     assert rows_csv(rows) == _pandas(rows)
+    assert rows_json(rows) == _pandas_json(rows)
+    # as the site writes a download of several records: from each record's part (rows of one id)
+    for i, row in enumerate(rows):
+        row["record_id"] = f"r{i // 2}"
+    assert _joined(rows) == (_pandas(rows), _pandas_json(rows))
 
 
 def test_rows_as_tuples_make_the_same_frame(shipped_rows: list[dict[str, Any]]) -> None:
