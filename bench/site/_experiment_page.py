@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bench.compare import environment_diff, render_diff_markdown
-from bench.dataframe import frame_json
 from bench.figures import figure
 from bench.md_table import md_table
 from bench.record.model import Record
@@ -188,7 +187,7 @@ def experiment_downloads(site: SiteData, experiment: str) -> Iterator[tuple[str,
     """The experiment's frame rows as CSV and JSON: (docs-relative path, content)."""
     ids = [lr.record.id for lr in site.experiments.get(experiment, [])]
     yield experiment_download(experiment, "csv"), site.csv_of(ids)
-    yield experiment_download(experiment, "json"), frame_json(site.frame_of(ids))
+    yield experiment_download(experiment, "json"), site.json_of(ids)
 
 
 def history_table(site: SiteData, experiment: str, page: str) -> str:

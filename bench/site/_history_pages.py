@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from bench.compare import Flag, recorded_at
-from bench.dataframe import frame_json
 from bench.md_table import md_table
 from bench.record.model import Record
 
@@ -168,7 +167,7 @@ def history_downloads(site: SiteData, key: str) -> Iterator[tuple[str, str]]:
     """The configuration's frame rows as CSV and JSON: (docs-relative path, content)."""
     ids = [r.id for r in site.configurations[key]]
     yield history_download(key, "csv"), site.csv_of(ids)
-    yield history_download(key, "json"), frame_json(site.frame_of(ids))
+    yield history_download(key, "json"), site.json_of(ids)
 
 
 def history_index(site: SiteData) -> str:

@@ -118,20 +118,24 @@ def share(value: Any, table: dict[Any, Any]) -> None:
 
 
 class SiteRecord(LoadedRecord):
-    """A record of the site: ``record`` lean (:func:`lean`), ``raw`` (the JSON the site offers for download) and the
-    whole record read back by ``restore`` when asked."""
+    """A record of the site: ``record`` lean (:func:`lean`), ``raw`` (the JSON the site offers for download, read by
+    ``raw`` when asked: it needs no samples) and the whole record read back by ``restore`` when asked."""
 
-    def __init__(self, record: Record, path: Path, restore: Callable[[], LoadedRecord], digest: str) -> None:
+    def __init__(
+        self, record: Record, path: Path, restore: Callable[[], LoadedRecord], digest: str, raw: Callable[[], str]
+    ) -> None:
         object.__setattr__(self, "record", record)
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "_restore", restore)
+        object.__setattr__(self, "_raw", raw)
         # the sha256 of the file's path and bytes as the build read them (the cache's key of the record): with the
         # code version (the cache folder's name) it decides everything the site shows of the record
         object.__setattr__(self, "digest", digest)
 
     def __getattr__(self, name: str) -> Any:
         if name == "raw":  # not held: read back for the one download that needs it
-            return self.whole().raw
+            read: Callable[[], str] = object.__getattribute__(self, "_raw")
+            return read()
         raise AttributeError(name)
 
     def whole(self) -> LoadedRecord:

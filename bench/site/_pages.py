@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
-from bench.dataframe import frame_json
 from bench.md_table import md_table
 
 from ._comparisons import comparison_downloads, experiment_comparisons
@@ -121,7 +120,7 @@ def site_pages(
         yield record_csv(r), site.csv_of([r.id])
     everyone = [lr.record.id for lr in site.records]
     yield all_rows_download("csv"), site.csv_of(everyone)
-    yield all_rows_download("json"), frame_json(site.frame_of(everyone))
+    yield all_rows_download("json"), site.json_of(everyone)
     shown = {(c.ids_a[0], c.ids_b[0]): c for exp in site.experiments for c in experiment_comparisons(site, exp)[1]}
     shown.update({(c.ids_a[0], c.ids_b[0]): c for c in shortcode_comparisons(site)})
     for c in shown.values():

@@ -13,12 +13,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from bench.compare import Comparison, Flag, fingerprint, history, regression_flags, runs_of
-from bench.dataframe import COLUMNS, frame_from_tuples, frame_rows, rows_csv
+from bench.dataframe import COLUMNS, CSV_HEADER, csv_lines, frame_from_tuples, frame_rows, json_document
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord
 from bench.record.model import Record
@@ -30,7 +30,7 @@ from ._dead_ends import DeadEnd, DeadEndError, load_dead_ends
 from ._git_info import GitInfo, load_git_info
 from ._lean import SiteRecord
 from ._reliability import Section, load_reliability
-from ._site_records import Rows, compact_rows, load_site_records
+from ._site_records import RecordText, Rows, compact_rows, load_site_records, record_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,6 +64,8 @@ class SiteData:
     cache: SiteCache | None = field(default=None, compare=False)  # what the last build computed, per record
     # Record id → its rows of the frame, computed when it was loaded (load_site); None: computed when first asked.
     record_rows: Mapping[str, Rows] | None = field(default=None, compare=False, repr=False)
+    # Record id → its rows as text in the downloads (load_site: from the site cache); None: made when first asked.
+    record_texts: Mapping[str, RecordText] | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def by_id(self) -> dict[str, LoadedRecord]:
@@ -193,19 +195,57 @@ class SiteData:
     def _record_order(self) -> dict[str, int]:
         return {rid: i for i, rid in enumerate(self._rows_by_record)}
 
+    def _ordered(self, record_ids: Iterable[str]) -> list[str]:
+        order = self._record_order
+        return sorted({rid for rid in record_ids if rid in order}, key=order.__getitem__)
+
     def _tuples_of(self, record_ids: Iterable[str]) -> list[tuple[Any, ...]]:
-        by_record, order = self._rows_by_record, self._record_order
-        ids = sorted({rid for rid in record_ids if rid in order}, key=order.__getitem__)
-        return [t for rid in ids for t in by_record[rid]]
+        by_record = self._rows_by_record
+        return [t for rid in self._ordered(record_ids) for t in by_record[rid]]
 
     def rows_of(self, record_ids: Iterable[str]) -> list[dict[str, Any]]:
         """The rows of these records, in frame order."""
         return [dict(zip(COLUMNS, t, strict=True)) for t in self._tuples_of(record_ids)]
 
+    @cached_property
+    def _texts(self) -> dict[str, RecordText]:
+        return dict(self.record_texts or {})
+
+    @cached_property
+    def _refracted(self) -> dict[tuple[str, tuple[bool, ...]], str]:
+        return {}
+
+    def _text_of(self, record_id: str) -> RecordText:
+        """The record's rows as download text: from loading (the site cache), else written once per build."""
+        memo = self._texts
+        found = memo.get(record_id)
+        if found is None:
+            found = memo[record_id] = record_text(self._rows_by_record[record_id])
+        return found
+
+    def _csv_part(self, record_id: str, text: RecordText, fraction: tuple[bool, ...]) -> str:
+        """The record's CSV lines in a file whose time columns have ``fraction``: its own text when they agree, else
+        written again (once per build and fraction)."""
+        if text.fraction == fraction:
+            return text.csv
+        memo = self._refracted
+        found = memo.get((record_id, fraction))
+        if found is None:
+            found = memo[(record_id, fraction)] = csv_lines(self._rows_by_record[record_id], fraction)
+        return found
+
     def csv_of(self, record_ids: Iterable[str]) -> str:
-        """These records' rows as CSV: what ``frame_csv(frame_of(ids))`` writes, without pandas (nor a dict per row
-        held at once)."""
-        return rows_csv(_RowDicts(self._tuples_of(record_ids)))
+        """These records' rows as CSV: what ``frame_csv(frame_of(ids))`` writes, joined from each record's part
+        (:meth:`_text_of`), without pandas."""
+        ids = self._ordered(record_ids)
+        texts = [self._text_of(rid) for rid in ids]
+        fraction = tuple(map(any, zip(*(t.fraction for t in texts), strict=True)))
+        return CSV_HEADER + "".join(self._csv_part(rid, t, fraction) for rid, t in zip(ids, texts, strict=True))
+
+    def json_of(self, record_ids: Iterable[str]) -> str:
+        """These records' rows as JSON: what ``frame_json(frame_of(ids))`` writes, joined from each record's part,
+        without pandas."""
+        return json_document(self._text_of(rid).json for rid in self._ordered(record_ids))
 
     def frame_of(self, record_ids: Iterable[str]) -> pd.DataFrame:
         """The DataFrame of these records' rows (what their CSV and JSON downloads hold)."""
@@ -218,25 +258,6 @@ class SiteData:
     def all_experiments(self) -> list[str]:
         """Experiments with records or dead ends."""
         return sorted(set(self.experiments) | {d.meta.experiment for d in self.dead_ends})
-
-
-class _RowDicts(Sequence[dict[str, Any]]):
-    """Rows given as tuples, each a dict only while it is read."""
-
-    def __init__(self, tuples: list[tuple[Any, ...]]) -> None:
-        self._tuples = tuples
-
-    def __len__(self) -> int:
-        return len(self._tuples)
-
-    @overload
-    def __getitem__(self, i: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(i, slice):
-            return [dict(zip(COLUMNS, t, strict=True)) for t in self._tuples[i]]
-        return dict(zip(COLUMNS, self._tuples[i], strict=True))
 
 
 def _shown_path(path: Path | str, bases: Sequence[Path]) -> str:
@@ -316,4 +337,5 @@ def load_site(
         docs_dir=docs_dir,
         cache=cache,
         record_rows=loaded.rows,
+        record_texts=loaded.texts,
     )

@@ -3,8 +3,11 @@ samples are in memory, then kept lean (:mod:`bench.site._lean`) with a way back 
 
 With a site cache (:mod:`bench.site._cache`), a record file whose path and bytes are unchanged is not read as JSON
 at all: its entry holds what was validated (the lean record and its samples, pickled apart so that a build restores
-the samples only of the records it compares), the redacted JSON text where redaction changed it, and its rows per
-confidence level. Without one, the whole record is read from its file again when asked.
+the samples only of the records it compares), the redacted JSON text where redaction changed it, and per confidence
+level its rows and their text in the CSV and JSON downloads (:class:`RecordText`), so that a build writes the
+downloads of unchanged records without formatting a cell. Without one, the whole record is read from its file again
+when asked. The record's raw JSON download never needs its samples: it is the redacted text where redaction changed
+the file, else the file's own text (checked unchanged since the build read it).
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from bench.dataframe import COLUMNS, frame_rows
+from bench.dataframe import COLUMNS, csv_fraction, csv_lines, frame_rows, json_lines
 from bench.errors import read_text_file
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord, LoadResult, load_record, load_records
@@ -27,7 +30,7 @@ from bench.record.model import Record
 from ._cache import SiteCache, record_key
 from ._lean import SiteRecord, lean, whole_record
 
-__all__ = ["Rows", "SiteRecords", "compact_rows", "load_site_records"]
+__all__ = ["RecordText", "Rows", "SiteRecords", "compact_rows", "load_site_records", "record_text"]
 
 KIND = "record"
 Shown = Callable[[LoadedRecord], LoadedRecord]
@@ -40,11 +43,25 @@ class SiteRecords:
 
     result: LoadResult
     rows: dict[str, Rows] = field(default_factory=dict)
+    texts: dict[str, RecordText] = field(default_factory=dict)
 
 
 Rows = tuple[tuple[Any, ...], ...]
 """A record's rows of the frame, each the cells of ``bench.dataframe.COLUMNS`` in order: a tenth of the memory of
 as many dicts."""
+
+
+class RecordText(NamedTuple):
+    """A record's rows as text in the downloads: its part of every CSV (``bench.dataframe.csv_lines``, written with
+    its own ``fraction`` of the time columns: ``csv_fraction``) and of every JSON list (``json_lines``)."""
+
+    csv: str
+    fraction: tuple[bool, ...]
+    json: str
+
+
+def record_text(rows: Rows) -> RecordText:
+    return RecordText(csv_lines(rows), csv_fraction(rows), json_lines(rows))
 
 
 def compact_rows(rows: list[dict[str, Any]], shared: dict[Any, Any]) -> Rows:
@@ -60,42 +77,53 @@ def load_site_records(root: Path, shown: Shown, confidence: float, cache: SiteCa
     with its rows of the frame at ``confidence``."""
     shared: dict[Any, Any] = {}
     rows: dict[str, Rows] = {}
+    texts: dict[str, RecordText] = {}
     conf = repr(confidence)
 
     def load(path: Path) -> LoadedRecord:
         rel = path.relative_to(root).as_posix()
-        text = read_text_file(path, RecordError)
-        key = record_key(rel, text)
+        text_read = read_text_file(path, RecordError)
+        key = record_key(rel, text_read)
         entry = cache.get_pickled(KIND, key) if cache is not None else None
         mine: Rows | None
+        text: RecordText | None = None
         if entry is None:
-            whole = shown(load_record(path, raw=text))
+            whole = shown(load_record(path, raw=text_read))
             mine = compact_rows(frame_rows([whole.record], confidence=confidence), shared)
+            text = record_text(mine)
             slim, samples = lean(whole.record, shared)
             entry = {
                 "lean": _dumps(slim),
                 "samples": pickle.dumps(samples, protocol=5),
-                "raw": whole.raw if whole.raw != text else None,
+                "raw": whole.raw if whole.raw != text_read else None,
                 "rows": {conf: _dumps(mine)},
+                "text": {conf: tuple(text)},
             }
             if cache is not None:
                 cache.put_pickled(KIND, key, entry)
         else:
             slim = _loads(entry["lean"], shared)
             mine = _loads(entry["rows"][conf], shared) if conf in entry["rows"] else None
-        site_record = SiteRecord(slim, path, partial(_restore, slim, path, rel, key, shown, cache), key)
-        if mine is None:  # another confidence level than the entry's: the rows once more
-            mine = compact_rows(frame_rows([site_record.whole().record], confidence=confidence), shared)
+            text = RecordText(*entry["text"][conf]) if mine is not None and conf in entry["text"] else None
+        restore = partial(_restore, slim, path, rel, key, shown, cache)
+        raw = partial(_raw_text, path, rel, key, restore if entry["raw"] is not None else None, cache)
+        site_record = SiteRecord(slim, path, restore, key, raw)
+        if mine is None or text is None:  # another confidence level than the entry's: the rows once more
+            if mine is None:
+                mine = compact_rows(frame_rows([site_record.whole().record], confidence=confidence), shared)
+            text = record_text(mine)
             entry["rows"][conf] = _dumps(mine)
+            entry["text"][conf] = tuple(text)
             if cache is not None:
                 cache.put_pickled(KIND, key, entry)
         rows[slim.id] = mine
+        texts[slim.id] = text
         return site_record
 
     enabled = gc.isenabled()
     gc.disable()  # millions of objects made and none freed: full collections would walk them again and again
     try:
-        return SiteRecords(load_records(root, load=load), rows)
+        return SiteRecords(load_records(root, load=load), rows, texts)
     finally:
         if enabled:
             gc.enable()
@@ -151,6 +179,21 @@ def _restore(slim: Record, path: Path, rel: str, key: str, shown: Shown, cache: 
         return LoadedRecord(record=record, path=path, raw=raw)
     whole = shown(load_record(path, raw=_unchanged_text(path, rel, key)))
     return LoadedRecord(record=whole.record, path=path, raw=whole.raw)
+
+
+def _raw_text(
+    path: Path, rel: str, key: str, redacted: Callable[[], LoadedRecord] | None, cache: SiteCache | None
+) -> str:
+    """The record's JSON as the site offers it for download, without its samples: the file's text (which must still
+    be the bytes the build read); where redaction changed it (``redacted``: how to restore the record), the redacted
+    text of the cache entry, else of the record restored from its file. The redacted text is not held in memory:
+    at 10,000 records it would be most of their bytes."""
+    if redacted is None:
+        return _unchanged_text(path, rel, key)
+    entry = cache.peek(KIND, key) if cache is not None else None
+    if entry is not None and isinstance(entry.get("raw"), str):
+        return str(entry["raw"])
+    return redacted().raw
 
 
 def _unchanged_text(path: Path, rel: str, key: str) -> str:

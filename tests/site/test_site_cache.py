@@ -9,8 +9,13 @@ from pathlib import Path
 import pytest
 from site_helpers import DOCS, ROOT
 
+import bench.site._site_data as site_data
+import bench.site._site_records as site_records
+from bench.dataframe import frame_csv, frame_from_rows, frame_json
+from bench.record.load import load_record
 from bench.site import SiteCache, code_version, load_site, site_pages
-from bench.site._site_data import SiteData
+from bench.site._paths import all_rows_download, experiment_download, history_download, record_csv, record_json
+from bench.site._site_data import SiteData, redacted_record
 
 
 def _pages(site: SiteData) -> dict[str, str]:
@@ -91,3 +96,80 @@ def test_a_warm_build_bootstraps_nothing_and_writes_the_same_pages(
     monkeypatch.undo()
     # a kept interval is what the bootstrap gives: the same pages without any cache
     assert _pages(load_site(records, DOCS)) == cold
+
+
+def _downloads(site: SiteData) -> dict[str, str]:
+    return {path: text for path, text in site_pages(site) if path.endswith((".csv", ".json"))}
+
+
+def _with_microseconds(records: Path) -> None:
+    """One record measured with microseconds: every multi-record CSV holding it then writes them in each row."""
+    path = next(records.glob("eagle-fast-verify/*eagle3*.json"))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["created_at"] = data["created_at"].replace("Z", ".250001Z").replace("+00:00", ".250001+00:00")
+    assert ".250001" in data["created_at"]
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def test_downloads_are_the_same_bytes_with_and_without_a_warm_cache(
+    tmp_path: Path, records: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every CSV and JSON download of a build, uncached, cold and warm: the same bytes; and a warm build writes
+    them without formatting a cell or restoring a sample (records whose times all have whole seconds, as ``bench
+    run`` writes them: a record with microseconds among them makes the others' CSV lines be written again)."""
+    plain = _downloads(load_site(records, DOCS))
+    assert _downloads(load_site(records, DOCS, cache=SiteCache(tmp_path / "cache", version="v1"))) == plain
+    warm_cache = SiteCache(tmp_path / "cache", version="v1")
+    warm = load_site(records, DOCS, cache=warm_cache)
+    assert warm_cache.misses == 0
+    for module in (site_data, site_records):
+        for name in ("record_text", "csv_lines", "whole_record", "load_record", "frame_rows"):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, _refused)
+    everyone = [r.record.id for r in warm.records]
+    found = {record_json(r.record): r.raw for r in warm.records}
+    found |= {record_csv(r.record): warm.csv_of([r.record.id]) for r in warm.records}
+    found[all_rows_download("csv")] = warm.csv_of(everyone)
+    found[all_rows_download("json")] = warm.json_of(everyone)
+    for exp, loaded in warm.experiments.items():
+        found[experiment_download(exp, "csv")] = warm.csv_of(r.record.id for r in loaded)
+        found[experiment_download(exp, "json")] = warm.json_of(r.record.id for r in loaded)
+    for key, recs in warm.configurations.items():
+        found[history_download(key, "csv")] = warm.csv_of(r.id for r in recs)
+        found[history_download(key, "json")] = warm.json_of(r.id for r in recs)
+    monkeypatch.undo()
+    assert found == {path: plain[path] for path in found}
+    assert _downloads(warm) == plain
+
+
+def _refused(*_: object, **__: object) -> None:
+    raise AssertionError("a warm build formatted a download's cells or restored a record for it")
+
+
+def test_downloads_of_rows_are_what_pandas_writes_and_raw_json_is_the_shown_record(
+    tmp_path: Path, records: Path
+) -> None:
+    """The site's downloads of rows against the pandas path (``frame_csv``/``frame_json`` of ``frame_from_rows``),
+    its raw JSON against the record read and redacted afresh; one record's times with microseconds (every CSV
+    holding it writes them in each row), the same bytes uncached, cold and warm."""
+    _with_microseconds(records)
+    site = load_site(records, DOCS)
+    files = _downloads(site)
+    for _ in ("cold", "warm"):
+        assert _downloads(load_site(records, DOCS, cache=SiteCache(tmp_path / "cache", version="v1"))) == files
+    everyone = [r.record.id for r in site.records]
+    expected = {all_rows_download("csv"): everyone}
+    expected |= {record_csv(r.record): [r.record.id] for r in site.records}
+    expected |= {experiment_download(exp, "csv"): [r.record.id for r in lrs] for exp, lrs in site.experiments.items()}
+    expected |= {history_download(key, "csv"): [r.id for r in recs] for key, recs in site.configurations.items()}
+    micro = 0
+    for path, ids in expected.items():
+        frame = frame_from_rows(site.rows_of(ids))
+        assert files[path] == frame_csv(frame), path
+        micro += ".250001+00:00" in files[path]
+        if not path.startswith("records/") or path == all_rows_download("csv"):
+            json_path = path.removesuffix(".csv") + ".json"
+            assert files[json_path] == frame_json(frame), json_path
+    assert micro >= 4  # the record's own CSV, its experiment's, its configuration's, all rows
+    for r in site.records:
+        assert files[record_json(r.record)] == redacted_record(load_record(r.path)).raw
