@@ -67,6 +67,7 @@ __all__ = [
     "register",
     "rows_csv",
     "rows_json",
+    "table_csv",
 ]
 
 RECORD_COLUMNS: tuple[str, ...] = (
@@ -446,6 +447,34 @@ def json_document(parts: Iterable[str]) -> str:
 def rows_json(rows: Sequence[dict[str, Any]]) -> str:
     """``frame_json(frame_from_rows(rows))`` written straight from the rows, without pandas: the same bytes."""
     return json_document([json_lines(tuple(r.get(c) for c in COLUMNS) for r in rows)])
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def _column_cell(values: Sequence[Any]) -> Callable[[Any], str]:
+    """How pandas writes the cells of a column built from these Python values (the dtype it infers)."""
+    found = [v for v in values if not _missing(v)]
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in found)
+    if found and numbers and len(found) == len(values) and all(isinstance(v, int) for v in found):
+        return lambda v: str(int(v))  # int64
+    if found and numbers:  # float64: a missing whole number makes the column float
+        return lambda v: "" if _missing(v) else repr(float(v))
+    return lambda v: "" if _missing(v) else str(_csv_safe(v))  # text, flags (True/False), a mix: object
+
+
+def table_csv(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> str:
+    """``frame_csv(pd.DataFrame(rows, columns=columns))`` without pandas, for cells that are None, bool, int, float
+    or str: each column written as the dtype pandas infers from its values (whole numbers with a missing one as
+    floats, a flag column with a missing one as object, ...)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow(columns)
+    cells = [_column_cell([row[i] for row in rows]) for i in range(len(columns))]
+    for row in rows:
+        writer.writerow([cell(v) for cell, v in zip(cells, row, strict=True)])
+    return out.getvalue()
 
 
 # ---------------------------------------------------------------- bench frame

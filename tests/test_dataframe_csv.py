@@ -27,6 +27,7 @@ from bench.dataframe import (
     json_lines,
     rows_csv,
     rows_json,
+    table_csv,
 )
 from bench.record.load import load_record
 from bench.record.model import Record
@@ -170,3 +171,27 @@ def test_rows_as_tuples_make_the_same_frame(shipped_rows: list[dict[str, Any]]) 
     assert frame_json(frame_from_tuples(tuples)) == frame_json(frame_from_rows(shipped_rows))
     assert frame_csv(frame_from_tuples(tuples)) == frame_csv(frame_from_rows(shipped_rows))
     assert frame_json(frame_from_tuples([])) == frame_json(frame_from_rows([]))
+
+
+CELL = st.none() | st.booleans() | st.integers(-(10**12), 10**12) | FLOAT | TEXT
+
+
+@st.composite
+def _table(draw: st.DrawFn) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """A few columns, each drawn from one kind of cell (with missing ones) or from a mix of kinds."""
+    width = draw(st.integers(1, 5))
+    kinds = [
+        draw(st.sampled_from([st.booleans(), st.integers(-(10**6), 10**6), FLOAT, TEXT, CELL])) for _ in range(width)
+    ]
+    height = draw(st.integers(0, 4))
+    rows = [tuple(draw(k | st.none()) if draw(st.booleans()) else draw(k) for k in kinds) for _ in range(height)]
+    return rows, [f"c{i}" for i in range(width)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(table=_table())
+def test_any_table_as_pandas_writes_it(table: tuple[list[tuple[Any, ...]], list[str]]) -> None:
+    import pandas as pd
+
+    rows, columns = table
+    assert table_csv(rows, columns) == frame_csv(pd.DataFrame(rows, columns=columns))

@@ -13,15 +13,16 @@ from collections.abc import Iterator, Sequence
 
 from bench.compare import (
     Comparison,
+    ComparisonRow,
     RatioIntervals,
     compact_figures,
     compare_records,
-    comparison_frame,
+    comparison_rows,
     render_comparison_json,
     render_comparison_markdown,
     render_verdict_markdown,
 )
-from bench.dataframe import frame_csv
+from bench.dataframe import table_csv
 from bench.record.model import Record
 
 from ._markup import chart_figure, downloads_line
@@ -76,13 +77,17 @@ def verdict_markdown(c: Comparison) -> str:
     return render_verdict_markdown(c, SITE_STYLE)
 
 
+COMPARISON_COLUMNS = tuple(ComparisonRow.__dataclass_fields__)
+
+
 def _paths(c: Comparison, ext: str) -> str:
     return comparison_download(c.ids_a[0], c.ids_b[0], ext)
 
 
 def comparison_downloads(c: Comparison) -> Iterator[tuple[str, str]]:
     """The comparison's download files as (docs-relative path, content): its rows as CSV, its JSON form."""
-    yield _paths(c, "csv"), frame_csv(comparison_frame(c))
+    rows = [tuple(getattr(r, name) for name in COMPARISON_COLUMNS) for r in comparison_rows(c)]
+    yield _paths(c, "csv"), table_csv(rows, COMPARISON_COLUMNS)
     yield _paths(c, "json"), json.dumps(render_comparison_json(c), indent=2, ensure_ascii=False) + "\n"
 
 

@@ -11,10 +11,18 @@ from site_helpers import DOCS, ROOT
 
 import bench.site._site_data as site_data
 import bench.site._site_records as site_records
+from bench.compare import comparison_frame
 from bench.dataframe import frame_csv, frame_from_rows, frame_json
 from bench.record.load import load_record
 from bench.site import SiteCache, code_version, load_site, site_pages
-from bench.site._paths import all_rows_download, experiment_download, history_download, record_csv, record_json
+from bench.site._paths import (
+    all_rows_download,
+    comparison_download,
+    experiment_download,
+    history_download,
+    record_csv,
+    record_json,
+)
 from bench.site._site_data import SiteData, redacted_record
 
 
@@ -173,3 +181,7 @@ def test_downloads_of_rows_are_what_pandas_writes_and_raw_json_is_the_shown_reco
     assert micro >= 4  # the record's own CSV, its experiment's, its configuration's, all rows
     for r in site.records:
         assert files[record_json(r.record)] == redacted_record(load_record(r.path)).raw
+    compared = [c for c in site.comparisons.values() if comparison_download(c.ids_a[0], c.ids_b[0], "csv") in files]
+    assert len(compared) >= 3
+    for c in compared:
+        assert files[comparison_download(c.ids_a[0], c.ids_b[0], "csv")] == frame_csv(comparison_frame(c))
