@@ -304,18 +304,6 @@ def _time_cell_as(fraction: bool, v: datetime | None) -> str:
     return _time_cell(v, fraction)
 
 
-def _cell(col: str, v: Any) -> str:
-    if v is None or (isinstance(v, float) and v != v):
-        return ""
-    if col in _FLOATS:
-        return repr(float(v))
-    if col in _WHOLE:
-        return str(int(v))
-    if col in _FLAGS:
-        return str(bool(v))
-    return str(_csv_safe(v))
-
-
 Row = tuple[Any, ...]
 """A row of the frame as the cells of :data:`COLUMNS` in order (what the site keeps: no dict per row)."""
 _TIME_AT = tuple(COLUMNS.index(c) for c in _TIMES)
@@ -335,17 +323,44 @@ def csv_fraction(rows: Iterable[Row]) -> tuple[bool, ...]:
     return tuple(found)
 
 
+def _csv_cell(col: str) -> Callable[[Any], str]:
+    """How a cell of the column that is not missing is written: as pandas writes the column's dtype in the frame."""
+    if col in _FLOATS:
+        return lambda v: repr(float(v))
+    if col in _WHOLE:
+        return lambda v: str(int(v))
+    if col in _FLAGS:
+        return lambda v: str(bool(v))
+    return lambda v: str(_csv_safe(v))
+
+
+_CSV_CELLS = tuple(_csv_cell(c) for c in COLUMNS)
+
+
 def csv_lines(rows: Sequence[Row], fraction: Sequence[bool] | None = None) -> str:
     """The rows' lines of the CSV (no header), with the time columns' ``fraction`` (:func:`csv_fraction` of every
     row of the file; default: of these rows). ``CSV_HEADER`` + the lines of consecutive parts, each written with the
     whole file's fraction, is :func:`rows_csv` of all their rows."""
     frac = csv_fraction(rows) if fraction is None else tuple(fraction)
+    cells = list(_CSV_CELLS)
+    for at, f in zip(_TIME_AT, frac, strict=True):
+        cells[at] = partial(_time_cell_as, f)
+    texts: dict[str, str] = {}  # the same text cells recur in every row of a record
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-    times = dict(zip(_TIMES, frac, strict=True))
-    cells = [partial(_time_cell_as, times[c]) if c in times else partial(_cell, c) for c in COLUMNS]
     for row in rows:
-        writer.writerow([cell(v) for cell, v in zip(cells, row, strict=True)])
+        line = []
+        for cell, v in zip(cells, row, strict=True):
+            if v is None or (type(v) is float and v != v):
+                line.append("")
+            elif type(v) is str:
+                found = texts.get(v)
+                if found is None:
+                    found = texts[v] = str(_csv_safe(v))
+                line.append(found)
+            else:
+                line.append(cell(v))
+        writer.writerow(line)
     return out.getvalue()
 
 
