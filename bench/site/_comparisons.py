@@ -22,7 +22,7 @@ from bench.compare import (
     render_comparison_markdown,
     render_verdict_markdown,
 )
-from bench.dataframe import table_csv
+from bench.frame_text import table_csv
 from bench.record.model import Record
 
 from ._markup import chart_figure, downloads_line

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from bench.compare import Comparison, Flag, fingerprint, history, regression_flags, runs_of
-from bench.dataframe import COLUMNS, CSV_HEADER, csv_lines, frame_from_tuples, frame_rows, json_document
+from bench.dataframe import COLUMNS, frame_from_tuples, frame_rows
+from bench.frame_text import CSV_HEADER, csv_lines, json_document
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord
 from bench.record.model import Record

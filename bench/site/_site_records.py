@@ -21,8 +21,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from bench.dataframe import COLUMNS, csv_fraction, csv_lines, frame_rows, json_lines
+from bench.dataframe import COLUMNS, frame_rows
 from bench.errors import read_text_file
+from bench.frame_text import csv_fraction, csv_lines, json_lines
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord, LoadResult, load_record, load_records
 from bench.record.model import Record

@@ -1,4 +1,4 @@
-"""``rows_csv`` and ``rows_json``: the site's CSV and JSON downloads written straight from the frame's rows, byte
+"""``bench.frame_text``: the site's CSV and JSON downloads written straight from the frame's rows, byte
 for byte what pandas writes (``frame_csv``/``frame_json`` of ``frame_from_rows(rows)``, which ``bench frame`` and the
 DataFrame API keep), on the shipped records, the fixtures, synthetic records of the site benchmark, and rows with
 every awkward cell hypothesis finds; and both written from per-record parts, as the site joins them."""
@@ -14,15 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.dataframe import (
-    COLUMNS,
+from bench.dataframe import COLUMNS, frame_csv, frame_from_rows, frame_json, frame_rows
+from bench.frame_text import (
     CSV_HEADER,
     csv_fraction,
     csv_lines,
-    frame_csv,
-    frame_from_rows,
-    frame_json,
-    frame_rows,
     json_document,
     json_lines,
     rows_csv,
