@@ -21,6 +21,7 @@ from bench.compare import (
     render_comparison_json,
     render_comparison_markdown,
     render_verdict_markdown,
+    runs_of,
 )
 from bench.frame_text import table_csv
 from bench.record.model import Record
@@ -34,6 +35,7 @@ from ._site_style import SITE_STYLE, site_style
 __all__ = [
     "comparison_downloads",
     "comparison_markdown",
+    "experiment_comparison_downloads",
     "experiment_comparisons",
     "site_comparison",
     "verdict_markdown",
@@ -89,6 +91,42 @@ def comparison_downloads(c: Comparison) -> Iterator[tuple[str, str]]:
     rows = [tuple(getattr(r, name) for name in COMPARISON_COLUMNS) for r in comparison_rows(c)]
     yield _paths(c, "csv"), table_csv(rows, COMPARISON_COLUMNS)
     yield _paths(c, "json"), json.dumps(render_comparison_json(c), indent=2, ensure_ascii=False) + "\n"
+
+
+def _computed_downloads(site: SiteData, experiment: str) -> dict[str, str]:
+    return {path: text for c in experiment_comparisons(site, experiment)[1] for path, text in comparison_downloads(c)}
+
+
+def experiment_comparison_downloads(site: SiteData, experiment: str) -> dict[str, str]:
+    """The download files of the experiment's comparisons (:func:`experiment_comparisons`), path → content: kept in
+    the site cache under a key of the records of each side (their repeats included) and the settings, so that a
+    warm build neither compares again nor restores samples to write them."""
+    if site.cache is None:
+        return {
+            path: text for c in experiment_comparisons(site, experiment)[1] for path, text in comparison_downloads(c)
+        }
+    name = site.baseline_variant(experiment)
+    latest = site.latest_per_variant(experiment)
+    base = next((r for r in latest if r.variant == name), None)
+    if base is None:
+        return {}
+    pool = [lr.record for lr in site.experiments.get(experiment, [])]
+
+    def digests(record: Record) -> str:
+        return ",".join(site.digest(r) for r in runs_of(record, pool, fingerprint_of=site.fingerprint_of))
+
+    sides = [f"{digests(base)} vs {digests(r)}" for r in latest if r.variant != base.variant]
+
+    def compute(found: dict[str, str] | None) -> dict[str, str]:
+        if found is not None:
+            return found
+        return {
+            path: text for c in experiment_comparisons(site, experiment)[1] for path, text in comparison_downloads(c)
+        }
+
+    key = site.cache.intervals_key("comparison-downloads", site.settings.model_dump_json(), *sides)
+    files: dict[str, str] = site.cache.intervals(key, compute)
+    return files
 
 
 def comparison_markdown(c: Comparison, page: str, site: SiteData, metrics: Sequence[str] | None = None) -> str:

@@ -12,7 +12,7 @@ from functools import partial
 
 from bench.md_table import md_table
 
-from ._comparisons import comparison_downloads, experiment_comparisons
+from ._comparisons import comparison_downloads, experiment_comparison_downloads
 from ._dead_ends import dead_ends_index
 from ._escape import md_text
 from ._experiment_page import experiment_downloads, experiment_markdown
@@ -121,7 +121,9 @@ def site_pages(
     everyone = [lr.record.id for lr in site.records]
     yield all_rows_download("csv"), site.csv_of(everyone)
     yield all_rows_download("json"), site.json_of(everyone)
-    shown = {(c.ids_a[0], c.ids_b[0]): c for exp in site.experiments for c in experiment_comparisons(site, exp)[1]}
-    shown.update({(c.ids_a[0], c.ids_b[0]): c for c in shortcode_comparisons(site)})
-    for c in shown.values():
-        yield from comparison_downloads(c)
+    shown = {
+        path: text for exp in site.experiments for path, text in experiment_comparison_downloads(site, exp).items()
+    }
+    for c in shortcode_comparisons(site):
+        shown.update(comparison_downloads(c))
+    yield from shown.items()

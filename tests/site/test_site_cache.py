@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from site_helpers import DOCS, ROOT
 
+import bench.site._comparisons as comparisons
 import bench.site._site_data as site_data
 import bench.site._site_records as site_records
 from bench.compare import comparison_frame
@@ -123,15 +124,15 @@ def test_downloads_are_the_same_bytes_with_and_without_a_warm_cache(
     tmp_path: Path, records: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every CSV and JSON download of a build, uncached, cold and warm: the same bytes; and a warm build writes
-    them without formatting a cell or restoring a sample (records whose times all have whole seconds, as ``bench
-    run`` writes them: a record with microseconds among them makes the others' CSV lines be written again)."""
+    them without formatting a cell, comparing or restoring a sample (records whose times all have whole seconds, as
+    ``bench run`` writes them: a record with microseconds among them makes the others' CSV lines be written again)."""
     plain = _downloads(load_site(records, DOCS))
     assert _downloads(load_site(records, DOCS, cache=SiteCache(tmp_path / "cache", version="v1"))) == plain
     warm_cache = SiteCache(tmp_path / "cache", version="v1")
     warm = load_site(records, DOCS, cache=warm_cache)
     assert warm_cache.misses == 0
-    for module in (site_data, site_records):
-        for name in ("record_text", "csv_lines", "whole_record", "load_record", "frame_rows"):
+    for module in (site_data, site_records, comparisons):
+        for name in ("record_text", "csv_lines", "whole_record", "load_record", "frame_rows", "compare_records"):
             if hasattr(module, name):
                 monkeypatch.setattr(module, name, _refused)
     everyone = [r.record.id for r in warm.records]
@@ -145,7 +146,12 @@ def test_downloads_are_the_same_bytes_with_and_without_a_warm_cache(
     for key, recs in warm.configurations.items():
         found[history_download(key, "csv")] = warm.csv_of(r.id for r in recs)
         found[history_download(key, "json")] = warm.json_of(r.id for r in recs)
+    compared = {}
+    for exp in warm.experiments:  # the comparisons' downloads: kept, not compared again
+        compared |= comparisons.experiment_comparison_downloads(warm, exp)
     monkeypatch.undo()
+    assert len(compared) >= 6 and all(path.endswith((".csv", ".json")) for path in compared)
+    found |= compared
     assert found == {path: plain[path] for path in found}
     assert _downloads(warm) == plain
 
