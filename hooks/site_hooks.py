@@ -6,7 +6,8 @@
                      (one ``git log``) once per build; each bad record is a WARNING naming the file and
                      field, so ``--strict`` fails and a plain build/serve shows an error box; a bad
                      ``benchbook.yaml`` fails the build;
-* ``on_startup``     note the command (``build``: page bodies may be converted in several processes);
+* ``on_startup``     note the command (``build``: page bodies may be converted in several processes;
+                     ``serve``: each rebuild reuses the unchanged records the last one loaded);
 * ``on_files``       register the record pages (``hooks/record_pages.py``: rendered outside MkDocs' per-page
                      pipeline, their bodies kept in the site cache);
 * ``on_env``         make, fill and write the record pages;
@@ -52,6 +53,7 @@ from bench.site import (
     direct_record_pages,
     expand_shortcodes,
     full_text_indexed,
+    keep_loaded_records,
     load_site,
     prerender,
     records_dir,
@@ -124,6 +126,8 @@ def _pages(config: MkDocsConfig) -> RecordPages | None:
 def on_startup(command: str, dirty: bool) -> None:
     global _COMMAND
     _COMMAND = command
+    if command == "serve":  # every rebuild of this process reuses the records the last one loaded, if unchanged
+        keep_loaded_records()
 
 
 def _workers() -> int:

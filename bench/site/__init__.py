@@ -55,6 +55,7 @@ from ._reliability import load_reliability, reliability_markdown
 from ._search import GENERATED_DIRS, SearchEntry, full_text_indexed, search_entries
 from ._shortcodes import SHORTCODES, ShortcodeError, expand_shortcodes
 from ._site_data import CONFIG_KEY, RECORDS_ENV, SiteData, load_site, records_dir
+from ._site_records import keep_loaded_records
 from ._site_style import SITE_STYLE, site_style
 from ._tradeoff_chart import pareto_front, tradeoff_chart
 from ._workers import WORKERS_ENV, WorkersError, build_workers, in_workers
@@ -117,6 +118,7 @@ __all__ = [
     "html_text",
     "in_workers",
     "is_external",
+    "keep_loaded_records",
     "load_reliability",
     "load_results",
     "load_site",

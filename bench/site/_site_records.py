@@ -31,7 +31,15 @@ from bench.record.model import Record
 from ._cache import SiteCache, record_key
 from ._lean import SiteRecord, lean, whole_record
 
-__all__ = ["RecordText", "Rows", "SiteRecords", "compact_rows", "load_site_records", "record_text"]
+__all__ = [
+    "RecordText",
+    "Rows",
+    "SiteRecords",
+    "compact_rows",
+    "keep_loaded_records",
+    "load_site_records",
+    "record_text",
+]
 
 KIND = "record"
 Shown = Callable[[LoadedRecord], LoadedRecord]
@@ -81,10 +89,21 @@ def load_site_records(root: Path, shown: Shown, confidence: float, cache: SiteCa
     texts: dict[str, RecordText] = {}
     conf = repr(confidence)
 
+    kept: dict[tuple[str, str], _Kept] = {}
+
     def load(path: Path) -> LoadedRecord:
         rel = path.relative_to(root).as_posix()
         text_read = read_text_file(path, RecordError)
         key = record_key(rel, text_read)
+        found = _KEPT.records.get((key, conf)) if _KEPT.enabled and _KEPT.shown is shown else None
+        if found is not None:  # loaded by the last build of this process: the same objects again
+            kept[(key, conf)] = found
+            slim, mine_kept, text_kept, changed = found
+            restore = partial(_restore, slim, path, rel, key, shown, cache)
+            rows[slim.id], texts[slim.id] = mine_kept, text_kept
+            return SiteRecord(
+                slim, path, restore, key, partial(_raw_text, path, rel, key, restore if changed else None, cache)
+            )
         entry = cache.get_pickled(KIND, key) if cache is not None else None
         mine: Rows | None
         text: RecordText | None = None
@@ -119,15 +138,48 @@ def load_site_records(root: Path, shown: Shown, confidence: float, cache: SiteCa
                 cache.put_pickled(KIND, key, entry)
         rows[slim.id] = mine
         texts[slim.id] = text
+        kept[(key, conf)] = _Kept(slim, mine, text, entry["raw"] is not None)
         return site_record
 
     enabled = gc.isenabled()
     gc.disable()  # millions of objects made and none freed: full collections would walk them again and again
     try:
-        return SiteRecords(load_records(root, load=load), rows, texts)
+        loaded = SiteRecords(load_records(root, load=load), rows, texts)
     finally:
         if enabled:
             gc.enable()
+    if _KEPT.enabled:
+        _KEPT.records, _KEPT.shown = kept, shown  # this build's records only: the memory of one site
+    return loaded
+
+
+class _Kept(NamedTuple):
+    record: Record
+    rows: Rows
+    text: RecordText
+    raw_changed: bool  # redaction changed the file's text
+
+
+@dataclass
+class _KeptRecords:
+    """The records the last build of this process loaded, by file key and confidence (on under ``mkdocs serve``:
+    :func:`keep_loaded_records`)."""
+
+    enabled: bool = False
+    shown: Shown | None = None
+    records: dict[tuple[str, str], _Kept] = field(default_factory=dict)
+
+
+_KEPT = _KeptRecords()
+
+
+def keep_loaded_records(on: bool = True) -> None:
+    """Keep each build's loaded records for the next build in this process (``mkdocs serve``): a file whose path and
+    bytes are unchanged is then neither read from the site cache nor unpickled again, its lean record and rows
+    taken as they are (they are never changed once loaded). Off: forget them."""
+    _KEPT.enabled = on
+    if not on:
+        _KEPT.records, _KEPT.shown = {}, None
 
 
 class _SharingPickler(pickle.Pickler):

@@ -191,3 +191,30 @@ def test_downloads_of_rows_are_what_pandas_writes_and_raw_json_is_the_shown_reco
     assert len(compared) >= 3
     for c in compared:
         assert files[comparison_download(c.ids_a[0], c.ids_b[0], "csv")] == frame_csv(comparison_frame(c))
+
+
+def test_records_kept_between_builds_of_one_process(tmp_path: Path, records: Path) -> None:
+    """Under `mkdocs serve` (keep_loaded_records): an unchanged file's lean record and rows are the same objects
+    again, nothing read from the cache; a changed file is loaded afresh; off, nothing is kept."""
+    from bench.site import keep_loaded_records
+
+    keep_loaded_records()
+    try:
+        first = load_site(records, cache=SiteCache(tmp_path / "cache"))
+        path = first.records[0].path
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["description"] = "Changed between two builds."
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        cache = SiteCache(tmp_path / "cache")
+        second = load_site(records, cache=cache)
+        assert cache.hits == 0 and cache.misses == 1  # only the changed file was looked up (and not found)
+        changed = second.by_id[data["id"]].record
+        assert changed.description == "Changed between two builds."
+        for a, b in zip(first.records[1:], second.records[1:], strict=True):
+            assert b.record is a.record and second.rows_of([b.record.id]) == first.rows_of([a.record.id])
+        assert [r.raw for r in second.records[1:]] == [r.raw for r in first.records[1:]]
+        assert _pages(second) == _pages(load_site(records))  # the same site as a fresh load
+    finally:
+        keep_loaded_records(False)
+    third = load_site(records, cache=SiteCache(tmp_path / "cache"))
+    assert all(c.record is not b.record for b, c in zip(second.records, third.records, strict=True))
