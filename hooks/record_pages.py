@@ -267,8 +267,7 @@ class RecordPages:
         body = cache.page(key) if cache is not None and key is not None else None
         if body is not None and all(files.get_file_from_path(p) is not None for p in body["links"]):
             page.meta = body["meta"]
-            page.content = body["content"]
-            page.toc = TableOfContents(_toc(body["toc"]))
+            page.content = body["content"]  # page.toc is made from body["toc"] only where a template needs it
             page.present_anchor_ids = set(body["anchors"])
             page.markdown = ""  # read: Page.title is None without it
             page._title_from_render = body["title"]  # what Page.render found (the first heading) or the meta title
@@ -280,10 +279,12 @@ class RecordPages:
 
     # -- the theme's page template ---------------------------------------------------------------------------
 
-    def _shell(self, env: jinja2.Environment, nav: Navigation, files: Files, page: Page) -> Shell | None:
-        """The shell for pages shaped like ``page`` (None: the theme prints a sentinel in a way a shell cannot
-        fill; such pages are rendered whole)."""
-        toc = _toc_json(list(page.toc))
+    def _shell(
+        self, env: jinja2.Environment, nav: Navigation, files: Files, page: Page, toc: list[dict[str, Any]]
+    ) -> Shell | None:
+        """The shell for pages shaped like ``page`` with the table of contents ``toc`` (None: the theme prints a
+        sentinel in a way a shell cannot fill; such pages are rendered whole)."""
+        toc = list(toc)
         content = page.content or ""
         src = page.file.src_uri
         any_folder = self._linkless(nav, src)
@@ -340,12 +341,14 @@ class RecordPages:
             return markdown()
 
         body = self._body(key, make, page, files)
-        shell = self._shell(env, nav, files, page)
-        first = page.toc.items[0] if page.toc.items else None
+        toc = body["toc"]
+        shell = self._shell(env, nav, files, page, toc)
+        first = toc[0] if toc else None
         title = page.title
-        if shell is not None and first is not None and first.level == 1 and isinstance(title, str):
-            html = shell.fill(page=src, title=title, h1_url=first.url, content=body["content"])
+        if shell is not None and first is not None and first["level"] == 1 and isinstance(title, str):
+            html = shell.fill(page=src, title=title, h1_url=f"#{first['id']}", content=body["content"])
         else:
+            page.toc = TableOfContents(_toc(toc))
             html = self._template(env, nav, files, page)
         utils.write_file(html.encode("utf-8", errors="xmlcharrefreplace"), f.abs_dest_path)
         page.content = page.markdown = None  # written: a build holds one page's HTML at a time, not all of them

@@ -27,8 +27,9 @@ from typing import Any
 from bench.record.model import Record
 
 from ._site_data import SiteData
+from ._site_records import kept_between_builds
 
-__all__ = ["configuration_key", "experiment_key", "kept_pages"]
+__all__ = ["configuration_key", "experiment_key", "kept_pages", "start_build"]
 
 KIND = "markdown"  # a namespace inside the keys (they share the cache's page folder)
 
@@ -77,10 +78,30 @@ def kept_pages(
     cache = site.cache
     if cache is None:
         return make()
-    found = cache.page(key_ := key())
+    key_ = key()
+    if kept_between_builds() and key_ in _KEPT:  # the last build of this process made them (mkdocs serve)
+        _KEPT_NOW[key_] = _KEPT[key_]
+        return _KEPT[key_]
+    found = cache.page(key_)
     pages = found.get("pages") if found is not None else None
     if isinstance(pages, list) and all(isinstance(p, list) and len(p) == 2 for p in pages):
-        return [(str(path), str(text)) for path, text in pages]
-    made = make()
-    cache.remember_page(key_, {"pages": [[path, text] for path, text in made]})
+        made = [(str(path), str(text)) for path, text in pages]
+    else:
+        made = make()
+        cache.remember_page(key_, {"pages": [[path, text] for path, text in made]})
+    if kept_between_builds():
+        _KEPT_NOW[key_] = made
     return made
+
+
+def start_build() -> None:
+    """A new build: what the last one kept is what the one before it made (``mkdocs serve`` keeps one build's)."""
+    _KEPT.clear()
+    _KEPT.update(_KEPT_NOW)
+    _KEPT_NOW.clear()
+
+
+# Page key -> the pages made, by the last build of this process and by this one (only while records are kept
+# between builds: bench.site._site_records.keep_loaded_records, under mkdocs serve).
+_KEPT: dict[str, list[tuple[str, str]]] = {}
+_KEPT_NOW: dict[str, list[tuple[str, str]]] = {}

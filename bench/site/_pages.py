@@ -19,7 +19,7 @@ from ._experiment_page import experiment_downloads, experiment_markdown
 from ._git_info import last_changed_line
 from ._history_pages import history_downloads, history_index, history_pages
 from ._markup import all_rows_line, errors_box
-from ._page_inputs import configuration_key, experiment_key, kept_pages
+from ._page_inputs import configuration_key, experiment_key, kept_pages, start_build
 from ._paths import (
     DEAD_ENDS_INDEX,
     EXPERIMENTS_INDEX,
@@ -100,6 +100,7 @@ def site_pages(
 ) -> Iterator[tuple[str, str]]:
     """Every generated file as (docs-relative path, content). ``record_pages=False``: without the record pages'
     Markdown (a generator adapter that renders them itself from :func:`site_record_markdown`, e.g. ``hooks/``)."""
+    start_build()
     yield RECORDS_INDEX, records_index(site, records_per_page)
     yield from records_list_pages(site, records_per_page)
     yield EXPERIMENTS_INDEX, experiments_index(site)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from bench.compare import Comparison, Flag, fingerprint, history, regression_flags, runs_of
+from bench.compare import Comparison, Flag, fingerprint, flags, history, regression_flags, runs_of
 from bench.dataframe import COLUMNS, frame_from_tuples, frame_rows
 from bench.frame_text import CSV_HEADER, csv_lines, json_document
 from bench.record.errors import RecordError
@@ -31,7 +31,7 @@ from ._dead_ends import DeadEnd, DeadEndError, load_dead_ends
 from ._git_info import GitInfo, load_git_info
 from ._lean import SiteRecord
 from ._reliability import Section, load_reliability
-from ._site_records import RecordText, Rows, compact_rows, load_site_records, record_text
+from ._site_records import RecordText, Rows, compact_rows, kept_between_builds, load_site_records, record_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,6 +45,9 @@ CONFIG_KEY = "benchbook_site"
 DEFAULT_BASELINE = "baseline"
 # Whole records (with their samples) the site keeps at once: an experiment page compares about this many runs.
 WHOLE_KEPT = 64
+# Configuration (key, thresholds, record digests) -> its flags, as the last build of this process found them (only
+# while records are kept between builds: ``keep_loaded_records``).
+_FLAGS_KEPT: dict[tuple[str, ...], list[Flag]] = {}
 
 
 def records_dir(default: Path) -> Path:
@@ -142,7 +145,20 @@ class SiteData:
     @cached_property
     def configuration_flags(self) -> dict[str, list[Flag]]:
         """Configuration key → its regression/improvement flags, thresholds from the settings."""
-        return regression_flags((r.record for r in self.records), self.settings.regression)
+        th = self.settings.regression
+        if not kept_between_builds():
+            return regression_flags((r.record for r in self.records), th)
+        # under `mkdocs serve`: a configuration whose records and thresholds did not change keeps its flags
+        settings = th.model_dump_json()
+        out: dict[str, list[Flag]] = {}
+        memo: dict[tuple[str, ...], list[Flag]] = {}
+        for key, recs in self.configurations.items():
+            found_key = (key, settings, *(self.digest(r) for r in recs))
+            found = _FLAGS_KEPT.get(found_key)
+            out[key] = memo[found_key] = found if found is not None else flags(recs, th)
+        _FLAGS_KEPT.clear()
+        _FLAGS_KEPT.update(memo)
+        return out
 
     @cached_property
     def _digests(self) -> dict[str, str]:

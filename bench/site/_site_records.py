@@ -37,6 +37,7 @@ __all__ = [
     "SiteRecords",
     "compact_rows",
     "keep_loaded_records",
+    "kept_between_builds",
     "load_site_records",
     "record_text",
 ]
@@ -171,6 +172,11 @@ class _KeptRecords:
 
 
 _KEPT = _KeptRecords()
+
+
+def kept_between_builds() -> bool:
+    """Whether this process keeps what a build made for the next (``mkdocs serve``: :func:`keep_loaded_records`)."""
+    return _KEPT.enabled
 
 
 def keep_loaded_records(on: bool = True) -> None:

@@ -114,3 +114,29 @@ def test_kept_pages_are_read_back_not_made_again(records: Path, tmp_path: Path) 
         pages_module.experiment_markdown = real  # type: ignore[assignment]
     assert made == []
     assert second == first
+
+
+def test_under_serve_the_last_builds_pages_and_flags_are_reused_while_their_inputs_hold(
+    records: Path, tmp_path: Path
+) -> None:
+    from bench.site import keep_loaded_records
+
+    keep_loaded_records()
+    try:
+        cache = tmp_path / "cache"
+        first_site = load_site(records, DOCS, cache=SiteCache(cache))
+        first = dict(site_pages(first_site))
+        flags = first_site.configuration_flags
+        path, data = _record(records, "h200-sglang")
+        data["description"] = "Changed under serve."
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        site = load_site(records, DOCS, cache=SiteCache(cache))
+        second = dict(site_pages(site))
+        fresh = dict(site_pages(load_site(records, DOCS)))
+        assert second == fresh  # the same pages as a build that keeps nothing
+        assert second[experiment_page("h200-sglang")] != first[experiment_page("h200-sglang")]
+        changed = site.configuration_of[str(data["id"])]
+        for key, found in site.configuration_flags.items():  # unchanged configurations: the same flag lists
+            assert (found is flags[key]) == (key != changed), key
+    finally:
+        keep_loaded_records(False)
