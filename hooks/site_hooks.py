@@ -110,7 +110,13 @@ def on_pre_build(config: MkDocsConfig) -> None:
     folder = default_cache_dir()
     cache = SiteCache(folder) if folder is not None else None
     site = load_site(
-        _records_dir(config), Path(config.docs_dir), settings=_settings(config), git=True, repository=root, cache=cache
+        _records_dir(config),
+        Path(config.docs_dir),
+        settings=_settings(config),
+        git=True,
+        repository=root,
+        cache=cache,
+        workers=_workers(),
     )
     for err in site.errors:
         log.warning("%s", err)

@@ -112,6 +112,10 @@ class SiteCache:
         except Exception:  # missing, torn by another process's crash, or from another Python: a miss
             return None
 
+    def has_pickled(self, kind: str, key: str) -> bool:
+        """Whether an entry lies under ``kind``/``key`` (not read, not counted)."""
+        return self._pickle_path(kind, key).is_file()
+
     def get_pickled(self, kind: str, key: str) -> Any:
         """The entry ``put_pickled`` kept under ``kind``/``key``, or None (counted: a hit or a miss)."""
         value = self.peek(kind, key)

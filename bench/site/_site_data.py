@@ -323,6 +323,7 @@ def load_site(
     git: bool = False,
     repository: Path | None = None,
     cache: SiteCache | None = None,
+    workers: int = 1,
 ) -> SiteData:
     """Load records (bad files become errors, good ones still load) and, with a docs folder, dead ends.
 
@@ -330,10 +331,11 @@ def load_site(
     which commit added each record (empty outside a git repository). Every record is redacted
     (:func:`redacted_record`); errors name files relative to ``repository`` (else to the records folder's parent),
     and the Reliability page's cases are read from the repository's test suite. ``cache``: keep each record's
-    loading, redaction and rows for the next build (:mod:`bench.site._cache`).
+    loading, redaction and rows for the next build (:mod:`bench.site._cache`); with one, ``workers`` > 1 reads the
+    records it lacks in that many processes (``bench.site.build_workers``).
     """
     settings = settings or Settings()
-    loaded = load_site_records(records, redacted_record, settings.comparison.confidence, cache)
+    loaded = load_site_records(records, redacted_record, settings.comparison.confidence, cache, workers=workers)
     result = loaded.result
     errors: list[RecordError | DeadEndError] = list(result.errors)
     dead_ends, de_errors = load_dead_ends(docs_dir) if docs_dir is not None else ([], [])

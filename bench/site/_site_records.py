@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import io
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -30,6 +30,7 @@ from bench.record.model import Record
 
 from ._cache import SiteCache, record_key
 from ._lean import SiteRecord, lean, whole_record
+from ._workers import in_workers
 
 __all__ = [
     "RecordText",
@@ -81,16 +82,73 @@ def compact_rows(rows: list[dict[str, Any]], shared: dict[Any, Any]) -> Rows:
     )
 
 
-def load_site_records(root: Path, shown: Shown, confidence: float, cache: SiteCache | None) -> SiteRecords:
+def _new_entry(
+    path: Path, text_read: str, shown: Shown, confidence: float, shared: dict[Any, Any]
+) -> tuple[dict[str, Any], Record, Rows, RecordText]:
+    """A record read, validated, redacted and lean, with its rows and their text: its cache entry and those."""
+    conf = repr(confidence)
+    whole = shown(load_record(path, raw=text_read))
+    mine = compact_rows(frame_rows([whole.record], confidence=confidence), shared)
+    text = record_text(mine)
+    slim, samples = lean(whole.record, shared)
+    entry = {
+        "lean": _dumps(slim),
+        "samples": pickle.dumps(samples, protocol=5),
+        "raw": whole.raw if whole.raw != text_read else None,
+        "rows": {conf: _dumps(mine)},
+        "text": {conf: tuple(text)},
+    }
+    return entry, slim, mine, text
+
+
+MIN_PARALLEL = 16  # fewer records to read than this: not worth a fork
+
+
+def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, workers: int) -> int:
+    """Read the records the cache lacks in ``workers`` processes (``in_workers``), into the cache, where the loading
+    pass finds them (a record a child could not read, a bad one above all, is read there again and reported)."""
+    missing: list[tuple[Path, str, str]] = []
+    for path in sorted(root.rglob("*.json")):
+        rel = path.relative_to(root)
+        if len(rel.parts) != 2:
+            continue
+        try:
+            text_read = read_text_file(path, RecordError)
+        except RecordError:
+            continue
+        key = record_key(rel.as_posix(), text_read)
+        if not cache.has_pickled(KIND, key):
+            missing.append((path, key, text_read))
+    if len(missing) < MIN_PARALLEL:
+        return 0
+
+    def read(share: Sequence[tuple[Path, str, str]]) -> None:
+        shared: dict[Any, Any] = {}
+        for path, key, text_read in share:
+            try:
+                entry = _new_entry(path, text_read, shown, confidence, shared)[0]
+            except RecordError:
+                continue
+            cache.put_pickled(KIND, key, entry)
+
+    return in_workers(missing, read, workers, child_setup=lambda: None)
+
+
+def load_site_records(
+    root: Path, shown: Shown, confidence: float, cache: SiteCache | None, *, workers: int = 1
+) -> SiteRecords:
     """Every record under ``root`` (``bench.record.load.load_records``: the walk, the layout and duplicate-id
     checks) as ``shown`` makes it (the site's redaction; a ``RecordError`` it raises is that file's error), lean,
-    with its rows of the frame at ``confidence``."""
+    with its rows of the frame at ``confidence``. With a cache and ``workers`` > 1, the records it lacks are read
+    in that many processes first."""
     shared: dict[Any, Any] = {}
     rows: dict[str, Rows] = {}
     texts: dict[str, RecordText] = {}
     conf = repr(confidence)
 
     kept: dict[tuple[str, str], _Kept] = {}
+    if cache is not None and workers > 1:
+        _fill_cache(root, shown, confidence, cache, workers)
 
     def load(path: Path) -> LoadedRecord:
         rel = path.relative_to(root).as_posix()
@@ -109,17 +167,7 @@ def load_site_records(root: Path, shown: Shown, confidence: float, cache: SiteCa
         mine: Rows | None
         text: RecordText | None = None
         if entry is None:
-            whole = shown(load_record(path, raw=text_read))
-            mine = compact_rows(frame_rows([whole.record], confidence=confidence), shared)
-            text = record_text(mine)
-            slim, samples = lean(whole.record, shared)
-            entry = {
-                "lean": _dumps(slim),
-                "samples": pickle.dumps(samples, protocol=5),
-                "raw": whole.raw if whole.raw != text_read else None,
-                "rows": {conf: _dumps(mine)},
-                "text": {conf: tuple(text)},
-            }
+            entry, slim, mine, text = _new_entry(path, text_read, shown, confidence, shared)
             if cache is not None:
                 cache.put_pickled(KIND, key, entry)
         else:

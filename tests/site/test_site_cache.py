@@ -218,3 +218,17 @@ def test_records_kept_between_builds_of_one_process(tmp_path: Path, records: Pat
         keep_loaded_records(False)
     third = load_site(records, cache=SiteCache(tmp_path / "cache"))
     assert all(c.record is not b.record for b, c in zip(second.records, third.records, strict=True))
+
+
+def test_records_read_in_several_processes_load_the_same_site(tmp_path: Path, records: Path) -> None:
+    bad = records / "h200-ngram" / "20261201T000000Z-broken-0000000.json"
+    bad.write_text('{"schema_version": 2, "id": ', encoding="utf-8")  # a bad file among them: reported once
+    one = load_site(records, cache=SiteCache(tmp_path / "c1"))
+    cache = SiteCache(tmp_path / "c2")
+    two = load_site(records, cache=cache, workers=2)
+    assert cache.hits == len(two.records) and cache.misses == 1  # the children read every good record into it
+    assert [str(e) for e in two.errors] == [str(e) for e in one.errors] and len(one.errors) == 1
+    assert [two.whole(r.record) for r in two.records] == [one.whole(r.record) for r in one.records]
+    assert [r.raw for r in two.records] == [r.raw for r in one.records]
+    assert two.rows == one.rows
+    assert _pages(two) == _pages(one)
