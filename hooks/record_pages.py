@@ -149,6 +149,8 @@ def _toc(items: list[dict[str, Any]]) -> list[AnchorLink]:
 
 _Job = tuple[str, str | None, Callable[[], str]]  # a page, its body's cache key (None: not cached), its Markdown
 MIN_PARALLEL = 16  # fewer bodies to convert than this: not worth a fork
+# A build holding more than this converts in one process: its children would copy most of it (bench.site.in_workers)
+FORK_RESIDENT_MAX = 1024 * 2**20
 
 
 def _read(path: str) -> str:
@@ -390,7 +392,9 @@ class RecordPages:
         if len(missing) < MIN_PARALLEL:
             return
         self.converted.update(src for src, _, _ in missing)
-        self.forked = in_workers(missing, self._convert_into_cache, self.workers, child_setup=_quiet_logs)
+        self.forked = in_workers(
+            missing, self._convert_into_cache, self.workers, child_setup=_quiet_logs, max_resident=FORK_RESIDENT_MAX
+        )
 
     def _convert_into_cache(self, jobs: Sequence[_Job]) -> None:
         cache = self.site.cache

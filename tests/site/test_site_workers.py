@@ -53,3 +53,13 @@ def test_worker_count_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
         monkeypatch.setenv(WORKERS_ENV, bad)
         with pytest.raises(WorkersError, match=r"BENCHBOOK_BUILD_WORKERS: expected a whole number"):
             build_workers()
+
+
+def test_a_process_over_its_memory_bound_forks_nothing(tmp_path: Path) -> None:
+    from bench.site._workers import resident_bytes
+
+    assert resident_bytes() > 10 * 2**20  # a Python process with pytest loaded
+    ok = in_workers(list(range(6)), _mark(tmp_path), 3, child_setup=lambda: None, max_resident=2**20)
+    assert ok == 0
+    assert {p.read_text(encoding="utf-8") for p in tmp_path.glob("*.done")} == {str(os.getpid())}
+    assert len(list(tmp_path.glob("*.done"))) == 6
