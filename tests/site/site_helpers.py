@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import markdown
+import yaml
 
 from bench.record.load import load_record
 from bench.record.model import Record
@@ -77,3 +81,17 @@ def with_figures(record: Record, record_id: str, factor: float, *, minutes: int 
                     if isinstance(value.get(stat), int | float):
                         value[stat] = value[stat] * factor
     return Record.model_validate(data)
+
+
+def site_markdown() -> markdown.Markdown:
+    """Python-Markdown with the extensions and settings of mkdocs.yml."""
+    exts: list[str] = []
+    conf: dict[str, Any] = {}
+    for ext in yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["markdown_extensions"]:
+        if isinstance(ext, dict):
+            ((name, settings),) = ext.items()
+            exts.append(name)
+            conf[name] = settings or {}
+        else:
+            exts.append(ext)
+    return markdown.Markdown(extensions=exts, extension_configs=conf)

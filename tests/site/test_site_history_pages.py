@@ -8,12 +8,9 @@ import re
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Any
 
-import markdown
 import pytest
-import yaml
-from site_helpers import FX_BASELINE_ID, ROOT, fixture, site_of, with_figures
+from site_helpers import FX_BASELINE_ID, fixture, site_markdown, site_of, with_figures
 
 from bench.site import SiteCache, SiteData, site_pages, site_record_markdown
 from bench.site._history_pages import history_link, history_pages
@@ -25,20 +22,6 @@ MB = 1_000_000
 # page; twice that allowed.
 SHELL = 40_000
 LINK = re.compile(r"\]\(([^)\s]+\.md)(?:#[^)]*)?\)")
-
-
-def _converter() -> markdown.Markdown:
-    """Python-Markdown with the extensions and settings of mkdocs.yml."""
-    exts: list[str] = []
-    conf: dict[str, Any] = {}
-    for ext in yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["markdown_extensions"]:
-        if isinstance(ext, dict):
-            ((name, settings),) = ext.items()
-            exts.append(name)
-            conf[name] = settings or {}
-        else:
-            exts.append(ext)
-    return markdown.Markdown(extensions=exts, extension_configs=conf)
 
 
 @cache
@@ -70,7 +53,7 @@ def test_a_long_history_is_paged_under_a_megabyte_with_every_row_once() -> None:
     # one page alone would be far past the bound: what the split is for
     assert len(flags) > 2000
     for path, md in pages.items():
-        html = _converter().convert(md)
+        html = site_markdown().convert(md)
         assert len(html.encode()) + SHELL < MB, path
     # the newest records first, each record's row in the records table of exactly one page
     listed = [rid for md in pages.values() for rid in _row_links(md, "Records")]

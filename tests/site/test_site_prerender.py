@@ -3,28 +3,11 @@
 from __future__ import annotations
 
 import shutil
-from typing import Any
 
-import markdown
 import pytest
-import yaml
-from site_helpers import DOCS, FIXTURES, ROOT, SHIPPED
+from site_helpers import DOCS, FIXTURES, SHIPPED, site_markdown
 
 from bench.site import expand_shortcodes, load_site, prerender, restore, site_pages
-
-
-def _converter() -> markdown.Markdown:
-    """Python-Markdown with the extensions and settings of mkdocs.yml."""
-    exts: list[str] = []
-    conf: dict[str, Any] = {}
-    for ext in yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["markdown_extensions"]:
-        if isinstance(ext, dict):
-            ((name, settings),) = ext.items()
-            exts.append(name)
-            conf[name] = settings or {}
-        else:
-            exts.append(ext)
-    return markdown.Markdown(extensions=exts, extension_configs=conf)
 
 
 def _body(text: str) -> str:
@@ -32,10 +15,10 @@ def _body(text: str) -> str:
 
 
 def _both_ways(text: str) -> tuple[str, str, int]:
-    plain = _converter().convert(text)
+    plain = site_markdown().convert(text)
     resolved: list[str] = []
     pre = prerender(text, lambda url: resolved.append(url) or url)
-    fast = restore(_converter().convert(pre.markdown), pre.blocks)
+    fast = restore(site_markdown().convert(pre.markdown), pre.blocks)
     return plain, fast, len(pre.blocks)
 
 
@@ -74,7 +57,7 @@ def test_generated_pages_keep_no_table_for_markdown(pages: list[tuple[str, str]]
 def test_links_in_tables_go_through_the_resolver() -> None:
     text = "# T\n\n| A | B |\n| --- | ---: |\n| [x](../a.md#f) | `c|d` \\| e |\n"
     pre = prerender(text, lambda url: url.replace(".md", ".html"))
-    html = restore(_converter().convert(pre.markdown), pre.blocks)
+    html = restore(site_markdown().convert(pre.markdown), pre.blocks)
     assert '<td><a href="../a.html#f">x</a></td>' in html
     assert '<td style="text-align: right;"><code>c|d</code> | e</td>' in html
 
