@@ -107,29 +107,32 @@ MIN_PARALLEL = 16  # fewer records to read than this: not worth a fork
 def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, workers: int) -> int:
     """Read the records the cache lacks in ``workers`` processes (``in_workers``), into the cache, where the loading
     pass finds them (a record a child could not read, a bad one above all, is read there again and reported)."""
-    missing: list[tuple[Path, str, str]] = []
+    missing: list[Path] = []  # not their text: 1 GB at 10,000 records, read again by the process that reads each
     for path in sorted(root.rglob("*.json")):
         rel = path.relative_to(root)
         if len(rel.parts) != 2:
             continue
         try:
-            text_read = read_text_file(path, RecordError)
+            key = record_key(rel.as_posix(), read_text_file(path, RecordError))
         except RecordError:
             continue
-        key = record_key(rel.as_posix(), text_read)
         if not cache.has_pickled(KIND, key):
-            missing.append((path, key, text_read))
+            missing.append(path)
     if len(missing) < MIN_PARALLEL:
         return 0
 
-    def read(share: Sequence[tuple[Path, str, str]]) -> None:
+    def read(share: Sequence[Path]) -> None:
         shared: dict[Any, Any] = {}
-        for path, key, text_read in share:
+        for path in share:
             try:
+                text_read = read_text_file(path, RecordError)
                 entry = _new_entry(path, text_read, shown, confidence, shared)[0]
             except RecordError:
                 continue
-            cache.put_pickled(KIND, key, entry)
+            cache.put_pickled(KIND, key_of(path, text_read), entry)
+
+    def key_of(path: Path, text_read: str) -> str:
+        return record_key(path.relative_to(root).as_posix(), text_read)
 
     return in_workers(missing, read, workers, child_setup=lambda: None)
 
@@ -147,8 +150,6 @@ def load_site_records(
     conf = repr(confidence)
 
     kept: dict[tuple[str, str], _Kept] = {}
-    if cache is not None and workers > 1:
-        _fill_cache(root, shown, confidence, cache, workers)
 
     def load(path: Path) -> LoadedRecord:
         rel = path.relative_to(root).as_posix()
@@ -193,6 +194,8 @@ def load_site_records(
     enabled = gc.isenabled()
     gc.disable()  # millions of objects made and none freed: full collections would walk them again and again
     try:
+        if cache is not None and workers > 1:
+            _fill_cache(root, shown, confidence, cache, workers)
         loaded = SiteRecords(load_records(root, load=load), rows, texts)
     finally:
         if enabled:
