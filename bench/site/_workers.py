@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from bench.redact import redact_text
+
 __all__ = ["WORKERS_ENV", "WorkersError", "build_workers", "in_workers", "resident_bytes"]
 
 WORKERS_ENV = "BENCHBOOK_BUILD_WORKERS"
@@ -31,7 +33,8 @@ def build_workers() -> int:
     if not raw:
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if not raw.isdigit() or int(raw) < 1:
-        raise WorkersError(f"${WORKERS_ENV}: expected a whole number of processes, at least 1, got {raw[:40]!r}")
+        shown = redact_text(raw[:80])  # what a user typed into the environment reaches the terminal redacted
+        raise WorkersError(f"${WORKERS_ENV}: expected a whole number of processes, at least 1, got {shown!r}")
     return int(raw)
 
 

@@ -63,3 +63,11 @@ def test_a_process_over_its_memory_bound_forks_nothing(tmp_path: Path) -> None:
     assert ok == 0
     assert {p.read_text(encoding="utf-8") for p in tmp_path.glob("*.done")} == {str(os.getpid())}
     assert len(list(tmp_path.glob("*.done"))) == 6
+
+
+def test_a_bad_worker_count_is_shown_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    token = "hf_" + "Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9"
+    monkeypatch.setenv(WORKERS_ENV, token)
+    with pytest.raises(WorkersError) as caught:
+        build_workers()
+    assert token not in str(caught.value) and "BENCHBOOK_BUILD_WORKERS" in str(caught.value)
