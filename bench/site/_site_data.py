@@ -31,7 +31,16 @@ from ._dead_ends import DeadEnd, DeadEndError, load_dead_ends
 from ._git_info import GitInfo, load_git_info
 from ._lean import SiteRecord
 from ._reliability import Section, load_reliability
-from ._site_records import RecordText, Rows, compact_rows, kept_between_builds, load_site_records, record_text
+from ._site_records import (
+    RecordText,
+    Rows,
+    compact_rows,
+    kept_between_builds,
+    load_site_records,
+    record_text,
+    squeeze,
+    unsqueeze,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -229,7 +238,7 @@ class SiteData:
         return dict(self.record_texts or {})
 
     @cached_property
-    def _refracted(self) -> dict[tuple[str, tuple[bool, ...]], str]:
+    def _refracted(self) -> dict[tuple[str, tuple[bool, ...]], bytes]:
         return {}
 
     def _text_of(self, record_id: str) -> RecordText:
@@ -248,8 +257,10 @@ class SiteData:
         memo = self._refracted
         found = memo.get((record_id, fraction))
         if found is None:
-            found = memo[(record_id, fraction)] = csv_lines(self._rows_by_record[record_id], fraction)
-        return found
+            lines = csv_lines(self._rows_by_record[record_id], fraction)
+            memo[(record_id, fraction)] = squeeze(lines)  # held as the record's own parts are (RecordText)
+            return lines
+        return unsqueeze(found)
 
     def csv_of(self, record_ids: Iterable[str]) -> str:
         """These records' rows as CSV: what ``frame_csv(frame_of(ids))`` writes, joined from each record's part
