@@ -12,6 +12,7 @@ import mkdocs_gen_files
 
 from bench.site import (
     CONFIG_KEY,
+    KEPT_FILES_KEY,
     PERFORMANCE_PAGE,
     SiteData,
     direct_record_pages,
@@ -25,9 +26,20 @@ if not isinstance(site, SiteData):
     raise SystemExit("benchbook: records were not loaded (is hooks/site_hooks.py listed under hooks: in mkdocs.yml?)")
 # The record pages are rendered by hooks/record_pages.py, outside MkDocs' per-page pipeline (unless
 # $BENCHBOOK_RECORD_PAGES=generator).
+# With the site cache on, downloads are kept there by content and linked into the site (bench.site.Outputs,
+# hooks/kept_files.py) instead of written here and copied.
+outputs = site.cache.outputs if site.cache is not None else None
+kept: dict[str, str] = {}
 for path, content in site_pages(site, record_pages=not direct_record_pages()):
+    if outputs is not None and not path.endswith(".md"):
+        try:
+            kept[path] = str(outputs.keep(content.encode("utf-8")))
+            continue
+        except OSError:  # the cache cannot be written: written here, as without one
+            pass
     with mkdocs_gen_files.open(path, "w", encoding="utf-8") as fh:
         fh.write(content)
+mkdocs_gen_files.config[KEPT_FILES_KEY] = kept
 results = Path(mkdocs_gen_files.config.config_file_path).resolve().parent / "benchmarks" / "results"
 with mkdocs_gen_files.open(PERFORMANCE_PAGE, "w", encoding="utf-8") as fh:
     fh.write(performance_markdown(load_results(results)))

@@ -360,7 +360,11 @@ class RecordPages:
         else:
             page.toc = TableOfContents(_toc(toc))
             html = self._template(env, nav, files, page)
-        utils.write_file(html.encode("utf-8", errors="xmlcharrefreplace"), f.abs_dest_path)
+        data = html.encode("utf-8", errors="xmlcharrefreplace")
+        if self.site.cache is not None:  # kept by content and linked (bench.site.Outputs)
+            self.site.cache.outputs.place(data, Path(f.abs_dest_path))
+        else:
+            utils.write_file(data, f.abs_dest_path)
         _release(page)
         page.links_to_anchors = {
             target: links

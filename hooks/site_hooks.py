@@ -63,9 +63,11 @@ from bench.site import (
 
 if TYPE_CHECKING:
     from hooks.highlight_memo import install as remember_highlighting
+    from hooks.kept_files import add_kept_files
     from hooks.record_pages import RecordPages
 else:  # MkDocs puts this folder on sys.path while it loads a hook
     from highlight_memo import install as remember_highlighting
+    from kept_files import add_kept_files
     from record_pages import RecordPages
 
 log = get_plugin_logger("benchbook")
@@ -146,6 +148,8 @@ def _workers() -> int:
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
+    site = _site(config)
+    add_kept_files(files, config, site.cache.outputs if site.cache is not None else None)
     config[PAGES_KEY] = None
     if direct_record_pages():
         config[PAGES_KEY] = pages = RecordPages(_site(config), config, files, workers=_workers())
@@ -217,9 +221,19 @@ def on_post_build(config: MkDocsConfig) -> None:
     if found:
         listed = "\n  ".join(str(v) for v in found[:50])
         raise PluginError(f"benchbook: the built site loads {len(found)} external resource(s):\n  {listed}")
-    _add_search_entries(config, _site(config))
+    site = _site(config)
+    _add_search_entries(config, site)
     if (pages := _pages(config)) is not None:
         pages.sitemap()
+    if site.cache is not None:
+        outputs = site.cache.outputs
+        pruned = outputs.prune()
+        log.info(
+            "%d generated file(s) linked from the site cache, %d written; %d kept file(s) no site uses removed",
+            outputs.linked,
+            outputs.written,
+            pruned,
+        )
 
 
 def _add_search_entries(config: MkDocsConfig, site: SiteData) -> None:

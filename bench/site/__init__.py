@@ -30,6 +30,7 @@ from ._escape import front_matter_title, html_attr, html_text, md_code, md_code_
 from ._experiment_page import experiment_charts, experiment_markdown, percentile_figure, tradeoff_figure
 from ._history_pages import history_index, history_markdown
 from ._offline import check_css, check_html, check_site, is_external
+from ._outputs import KEPT_FILES_KEY, Outputs
 from ._page_shell import (
     CONTENT_SENTINEL,
     FOLDER_SENTINEL,
@@ -68,6 +69,7 @@ __all__ = [
     "GENERATED_DIRS",
     "H1_URL_SENTINEL",
     "HEADING_SENTINEL",
+    "KEPT_FILES_KEY",
     "NAME_SENTINEL",
     "PERFORMANCE_PAGE",
     "RECORDS_ENV",
@@ -82,6 +84,7 @@ __all__ = [
     "DeadEnd",
     "DeadEndError",
     "HLine",
+    "Outputs",
     "Point",
     "Prerendered",
     "SearchEntry",

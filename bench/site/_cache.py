@@ -26,7 +26,7 @@ import os
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ import numpy
 import pydantic
 
 from bench.atomic_write import write_atomic
+
+from ._outputs import Outputs
 
 __all__ = ["CACHE_ENV", "SiteCache", "code_version", "default_cache_dir", "record_key"]
 
@@ -80,6 +82,12 @@ class SiteCache:
     @property
     def folder(self) -> Path:
         return self.root / self.version[:24]
+
+    @cached_property
+    def outputs(self) -> Outputs:
+        """The generated files kept by content and linked into each build (:mod:`bench.site._outputs`): one folder
+        for every code version (a file's name is its bytes' hash)."""
+        return Outputs(self.root / "files")
 
     def _path(self, kind: str, key: str) -> Path:
         return self.folder / kind / key[:2] / f"{key}.json"

@@ -178,3 +178,21 @@ def test_bodies_converted_for_the_cache_are_not_held_in_memory(
     build(config)
     assert len(done) > record_pages.MIN_PARALLEL  # the converters ran, over every page
     assert held == []
+
+
+def test_a_build_with_the_cache_links_its_generated_files_from_it(tmp_path: Path, site_records: Path) -> None:
+    """Record pages and downloads are hard links to the bytes kept in the site cache (bench.site.Outputs): a second
+    site built from the same records shares them."""
+    first = _build(tmp_path / "one", site_records, cache=tmp_path / "cache")
+    assert first.returncode == 0, first.stderr
+    second = _build(tmp_path / "two", site_records, cache=tmp_path / "cache")
+    assert second.returncode == 0, second.stderr
+    m = re.search(r"(\d+) generated file\(s\) linked from the site cache, (\d+) written", second.stderr)
+    assert m is not None and int(m.group(1)) > 3 * len(list(site_records.rglob("*.json"))) and m.group(2) == "0"
+    record = sorted(site_records.rglob("*.json"))[0]
+    rel = record.relative_to(site_records).with_suffix("")
+    shared = [f"records/{rel}.html", f"records/{rel}.json", f"records/{rel}.csv"]
+    for name in shared:
+        one, two = tmp_path / "one" / name, tmp_path / "two" / name
+        assert one.stat().st_ino == two.stat().st_ino and one.read_bytes() == two.read_bytes(), name
+    assert (tmp_path / "two" / shared[1]).read_bytes() == record.read_bytes()  # its raw JSON, unredacted: no secret

@@ -1,0 +1,86 @@
+"""Generated files kept by content in the site cache and hard-linked into each build (bench/site/_outputs.py): the
+site gets the bytes it asked for whatever happened to the kept file, a site changed in place never changes another,
+no link possible still writes the file, and pruning removes only what nothing uses."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.site import Outputs
+from bench.site import _outputs as outputs_module
+
+
+def test_a_placed_file_is_a_link_to_the_kept_bytes(tmp_path: Path) -> None:
+    out = Outputs(tmp_path / "files")
+    a, b = tmp_path / "site1" / "x" / "a.csv", tmp_path / "site2" / "a.csv"
+    out.place(b"1,2\n", a)
+    out.place(b"1,2\n", b)
+    assert a.read_bytes() == b.read_bytes() == b"1,2\n"
+    assert a.stat().st_ino == b.stat().st_ino and a.stat().st_nlink == 3  # the kept file and two sites
+    assert (out.linked, out.written) == (2, 0)
+    assert len(list((tmp_path / "files").rglob("*"))) == 2  # one folder, one kept file
+
+
+def test_a_site_file_changed_in_place_is_noticed_and_never_reaches_another_site(tmp_path: Path) -> None:
+    out = Outputs(tmp_path / "files")
+    first = tmp_path / "site1" / "page.html"
+    out.place(b"<p>right</p>", first)
+    with open(first, "r+b") as fh:  # a tool that edits the built site in place edits the kept bytes too
+        fh.write(b"<p>WRONG</p>")
+    second = tmp_path / "site2" / "page.html"
+    out.place(b"<p>right</p>", second)
+    assert second.read_bytes() == b"<p>right</p>"
+    assert first.read_bytes() == b"<p>WRONG</p>"  # the edited site keeps its own bytes
+    assert first.stat().st_ino != second.stat().st_ino
+
+
+def test_placing_over_a_linked_file_leaves_the_kept_bytes_alone(tmp_path: Path) -> None:
+    out = Outputs(tmp_path / "files")
+    dest, other = tmp_path / "site" / "a.json", tmp_path / "other" / "a.json"
+    out.place(b"[1]", dest)
+    out.place(b"[1]", other)
+    out.place(b"[2]", dest)  # the same path with new bytes
+    assert dest.read_bytes() == b"[2]" and other.read_bytes() == b"[1]"
+
+
+def test_without_links_the_file_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_link(src: object, dst: object) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(outputs_module.os, "link", no_link)
+    out = Outputs(tmp_path / "files")
+    dest = tmp_path / "site" / "a.csv"
+    out.place(b"x,y\n", dest)
+    assert dest.read_bytes() == b"x,y\n" and dest.stat().st_nlink == 1
+    assert (out.linked, out.written) == (0, 1)
+
+
+def test_a_cache_that_cannot_be_written_still_gives_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(*_: object, **__: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(outputs_module, "write_atomic", full)
+    out = Outputs(tmp_path / "files")
+    dest = tmp_path / "site" / "a.csv"
+    out.place(b"x,y\n", dest)
+    assert dest.read_bytes() == b"x,y\n" and out.written == 1
+
+
+def test_prune_removes_only_kept_files_nothing_uses(tmp_path: Path) -> None:
+    old = time.time() - 2 * outputs_module.GRACE_S
+    first = Outputs(tmp_path / "files")
+    first.place(b"linked", tmp_path / "site" / "linked.html")
+    for data in (b"unused", b"used again", b"recent"):
+        first.keep(data)
+    for path in (tmp_path / "files").rglob("*"):
+        if path.is_file() and path.read_bytes() != b"recent":
+            os.utime(path, (old, old))
+    build = Outputs(tmp_path / "files")
+    build.keep(b"used again")
+    assert build.prune() == 1  # "unused": no link, not used by this build, not used within the grace period
+    left = sorted(p.read_bytes() for p in (tmp_path / "files").rglob("*") if p.is_file())
+    assert left == [b"linked", b"recent", b"used again"]
