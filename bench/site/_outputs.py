@@ -32,6 +32,7 @@ __all__ = ["KEPT_FILES_KEY", "Outputs"]
 KEPT_FILES_KEY = "benchbook_kept_files"
 
 GRACE_S = 3600.0  # a kept file used this recently is never pruned (another build may be about to link it)
+PRUNE_EVERY_S = GRACE_S / 4
 
 
 @dataclass
@@ -43,53 +44,76 @@ class Outputs:
     started: float = field(default_factory=time.time)
     linked: int = 0  # files the build linked from a kept file
     written: int = 0  # files it had to write (no kept file, or no link possible)
-
-    def _path(self, name: str) -> Path:
-        return self.root / name[:2] / name
+    _folders: set[str] = field(default_factory=set)  # folders known to exist (a site has thousands of files)
 
     def keep(self, data: bytes) -> Path:
         """The kept file holding ``data`` (written when missing or no longer holding it)."""
         name = hashlib.sha256(data).hexdigest()
-        path = self._path(name)
+        path = os.path.join(self.root, name[:2], name)
         self.used.add(name)
         try:
             with open(path, "rb") as fh:
-                if hashlib.sha256(fh.read()).hexdigest() == name:
+                if fh.read() == data:  # the name is data's hash: the same bytes are the right ones
                     os.utime(path)  # used now: not pruned under a concurrent build (GRACE_S)
-                    return path
+                    return Path(path)
         except OSError:
             pass
-        write_atomic(path, data, durable=False)  # a new file: a site linked to a changed one keeps its own
-        return path
+        write_atomic(Path(path), data, durable=False)  # a new file: a site linked to a changed one keeps its own
+        return Path(path)
 
     def place(self, data: bytes, dest: Path) -> None:
         """Make ``dest`` hold ``data``: a link to the kept file, else a file written there."""
         try:
-            self.link(self.keep(data), dest)
+            kept = self.keep(data)
         except OSError:  # the cache cannot be written: the site file alone
+            self._folder(str(dest))
             _write(dest, data)
             self.written += 1
+            return
+        self.link(kept, dest)
 
     def link(self, kept: Path, dest: Path) -> None:
         """Make ``dest`` a link to ``kept`` (a file :meth:`keep` returned), else a copy of it."""
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        target = str(dest)
+        self._folder(target)
         try:
-            if dest.exists() or dest.is_symlink():
-                dest.unlink()
-            os.link(kept, dest)
-            self.linked += 1
+            os.link(kept, target)
+        except FileExistsError:
+            os.unlink(target)  # never written through: it may be a link to another kept file
+            self.link(kept, dest)
+            return
         except OSError:
-            shutil.copyfile(kept, dest)
+            shutil.copyfile(kept, target)
             self.written += 1
+            return
+        self.linked += 1
+
+    def _folder(self, target: str) -> None:
+        folder = os.path.dirname(target)
+        if folder not in self._folders:
+            os.makedirs(folder, exist_ok=True)
+            self._folders.add(folder)
 
     def prune(self) -> int:
-        """Remove the kept files that no site links to (one link: the kept name alone) and that this build did not
-        use; the number removed."""
+        """Remove the kept files that no site links to (one link: the kept name alone), that this build did not
+        use and that no build used in the last :data:`GRACE_S` seconds; the number removed. At most once per
+        :data:`PRUNE_EVERY_S` (a stamp file's time): a file becomes removable only after :data:`GRACE_S` anyway,
+        and a walk over 40,000 kept files is not free."""
         removed = 0
         if not self.root.is_dir():
             return 0
+        stamp = self.root / ".pruned"
+        try:
+            if stamp.stat().st_mtime > self.started - PRUNE_EVERY_S:
+                return 0
+        except OSError:
+            pass
+        try:
+            stamp.touch()
+        except OSError:
+            return 0
         for folder in self.root.iterdir():
-            if not folder.is_dir():
+            if not folder.is_dir() or folder.name.startswith("."):
                 continue
             for path in folder.iterdir():
                 try:

@@ -69,6 +69,7 @@ def in_workers(
         return 0
     sys.stdout.flush()
     sys.stderr.flush()
+    frozen = gc.get_freeze_count() > 0  # a build may hold its loaded site frozen already (hooks/site_hooks.py)
     gc.freeze()  # the children do not write to the parent's objects' pages just by collecting them
     children, mine = [], list(shares[0])
     try:
@@ -90,7 +91,8 @@ def in_workers(
                     os._exit(code)
             children.append(pid)
     finally:
-        gc.unfreeze()
+        if not frozen:
+            gc.unfreeze()
     work(mine)
     ok = 0
     for pid in children:

@@ -3,6 +3,7 @@ cached bodies that a change invalidates, and links still checked in strict mode.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import shutil
@@ -178,6 +179,7 @@ def test_bodies_converted_for_the_cache_are_not_held_in_memory(
     build(config)
     assert len(done) > record_pages.MIN_PARALLEL  # the converters ran, over every page
     assert held == []
+    assert gc.get_freeze_count() == 0  # the loaded site, kept from the collector during the build, released after
 
 
 def test_a_build_with_the_cache_links_its_generated_files_from_it(tmp_path: Path, site_records: Path) -> None:

@@ -82,5 +82,21 @@ def test_prune_removes_only_kept_files_nothing_uses(tmp_path: Path) -> None:
     build = Outputs(tmp_path / "files")
     build.keep(b"used again")
     assert build.prune() == 1  # "unused": no link, not used by this build, not used within the grace period
-    left = sorted(p.read_bytes() for p in (tmp_path / "files").rglob("*") if p.is_file())
+    left = sorted(p.read_bytes() for p in (tmp_path / "files").rglob("*") if p.is_file() and p.name != ".pruned")
     assert left == [b"linked", b"recent", b"used again"]
+
+
+def test_prune_walks_the_kept_files_at_most_every_quarter_hour(tmp_path: Path) -> None:
+    old = time.time() - 2 * outputs_module.GRACE_S
+    first = Outputs(tmp_path / "files")
+    first.keep(b"one")
+    assert first.prune() == 0  # used by this build; the walk stamps the folder
+    for path in (tmp_path / "files").rglob("*"):
+        if path.is_file() and not path.name.startswith("."):
+            os.utime(path, (old, old))
+    assert Outputs(tmp_path / "files").prune() == 0  # within PRUNE_EVERY_S of the last walk: not walked
+    stamp = tmp_path / "files" / ".pruned"
+    long_ago = time.time() - outputs_module.PRUNE_EVERY_S - 1
+    os.utime(stamp, (long_ago, long_ago))
+    assert Outputs(tmp_path / "files").prune() == 1
+    assert [p.name for p in (tmp_path / "files").rglob("*") if p.is_file()] == [".pruned"]
