@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -28,6 +28,7 @@ __all__ = [
     "csv_fraction",
     "csv_lines",
     "json_document",
+    "json_document_parts",
     "json_lines",
     "rows_csv",
     "rows_json",
@@ -204,7 +205,18 @@ def json_lines(rows: Iterable[Row]) -> str:
 
 def json_document(parts: Iterable[str]) -> str:
     """The JSON download of rows written as :func:`json_lines` parts, in order."""
-    return "[\n" + ",\n".join(p for p in parts if p) + "\n]\n"
+    return "".join(json_document_parts(parts))
+
+
+def json_document_parts(parts: Iterable[str]) -> Iterator[str]:
+    """:func:`json_document` in pieces, for a document too large to hold whole."""
+    yield "[\n"
+    first = True
+    for p in parts:
+        if p:
+            yield p if first else ",\n" + p
+            first = False
+    yield "\n]\n"
 
 
 def rows_json(rows: Sequence[dict[str, Any]]) -> str:

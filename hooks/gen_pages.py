@@ -15,6 +15,7 @@ from bench.site import (
     KEPT_FILES_KEY,
     PERFORMANCE_PAGE,
     SiteData,
+    TextParts,
     direct_record_pages,
     load_results,
     performance_markdown,
@@ -33,12 +34,15 @@ kept: dict[str, str] = {}
 for path, content in site_pages(site, record_pages=not direct_record_pages()):
     if outputs is not None and not path.endswith(".md"):
         try:
-            kept[path] = str(outputs.keep(content.encode("utf-8")))
+            if isinstance(content, TextParts):  # every record's rows: never held whole
+                kept[path] = str(outputs.keep_parts(part.encode("utf-8") for part in content))
+            else:
+                kept[path] = str(outputs.keep(content.encode("utf-8")))
             continue
         except OSError:  # the cache cannot be written: written here, as without one
             pass
     with mkdocs_gen_files.open(path, "w", encoding="utf-8") as fh:
-        fh.write(content)
+        fh.writelines(content if isinstance(content, TextParts) else (content,))
 mkdocs_gen_files.config[KEPT_FILES_KEY] = kept
 results = Path(mkdocs_gen_files.config.config_file_path).resolve().parent / "benchmarks" / "results"
 with mkdocs_gen_files.open(PERFORMANCE_PAGE, "w", encoding="utf-8") as fh:

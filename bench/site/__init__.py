@@ -47,7 +47,7 @@ from ._page_shell import (
     shell_key,
     shell_page,
 )
-from ._pages import experiments_index, records_index, site_pages
+from ._pages import TextParts, experiments_index, records_index, site_pages
 from ._performance import PERFORMANCE_PAGE, load_results, performance_markdown
 from ._prerender import Prerendered, prerender, restore
 from ._ratio_chart import ratio_chart
@@ -94,6 +94,7 @@ __all__ = [
     "ShortcodeError",
     "SiteCache",
     "SiteData",
+    "TextParts",
     "WorkersError",
     "Zone",
     "build_workers",

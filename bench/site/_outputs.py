@@ -20,7 +20,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +62,32 @@ class Outputs:
             pass
         write_atomic(Path(path), data, durable=False)  # a new file: a site linked to a changed one keeps its own
         return Path(path)
+
+    def keep_parts(self, parts: Iterable[bytes]) -> Path:
+        """:meth:`keep` for bytes too many to hold at once: written to a temporary file while hashed, then renamed
+        to its name unless a kept file there already holds them (compared by hashing it in turn)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".parts.", suffix=".tmp", dir=self.root)
+        digest = hashlib.sha256()
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                for part in parts:
+                    digest.update(part)
+                    fh.write(part)
+            name = digest.hexdigest()
+            path = Path(self.root, name[:2], name)
+            self.used.add(name)
+            if _hash_of(path) == name:
+                os.utime(path)
+                os.unlink(tmp)
+            else:
+                path.parent.mkdir(exist_ok=True)
+                os.replace(tmp, path)
+            return path
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
 
     def place(self, data: bytes, dest: Path) -> None:
         """Make ``dest`` hold ``data``: a link to the kept file, else a file written there."""
@@ -124,6 +152,18 @@ class Outputs:
                 except OSError:
                     continue
         return removed
+
+
+def _hash_of(path: Path) -> str | None:
+    """The sha256 of the file's bytes, read in pieces (None: no such file)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
 
 
 def _write(dest: Path, data: bytes) -> None:

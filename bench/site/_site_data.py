@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from bench.compare import Comparison, Flag, fingerprint, flags, history, regression_flags, runs_of
 from bench.dataframe import COLUMNS, frame_from_tuples, frame_rows
-from bench.frame_text import CSV_HEADER, csv_lines, json_document
+from bench.frame_text import CSV_HEADER, csv_lines, json_document_parts
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord
 from bench.record.model import Record
@@ -265,15 +265,25 @@ class SiteData:
     def csv_of(self, record_ids: Iterable[str]) -> str:
         """These records' rows as CSV: what ``frame_csv(frame_of(ids))`` writes, joined from each record's part
         (:meth:`_text_of`), without pandas."""
+        return "".join(self.csv_parts(record_ids))
+
+    def csv_parts(self, record_ids: Iterable[str]) -> Iterator[str]:
+        """:meth:`csv_of` in pieces (the header, then each record's lines), for a file too large to hold whole."""
         ids = self._ordered(record_ids)
         texts = [self._text_of(rid) for rid in ids]
         fraction = tuple(map(any, zip(*(t.fraction for t in texts), strict=True)))
-        return CSV_HEADER + "".join(self._csv_part(rid, t, fraction) for rid, t in zip(ids, texts, strict=True))
+        yield CSV_HEADER
+        for rid, t in zip(ids, texts, strict=True):
+            yield self._csv_part(rid, t, fraction)
 
     def json_of(self, record_ids: Iterable[str]) -> str:
         """These records' rows as JSON: what ``frame_json(frame_of(ids))`` writes, joined from each record's part,
         without pandas."""
-        return json_document(self._text_of(rid).json for rid in self._ordered(record_ids))
+        return "".join(self.json_parts(record_ids))
+
+    def json_parts(self, record_ids: Iterable[str]) -> Iterator[str]:
+        """:meth:`json_of` in pieces."""
+        return json_document_parts(self._text_of(rid).json for rid in self._ordered(record_ids))
 
     def frame_of(self, record_ids: Iterable[str]) -> pd.DataFrame:
         """The DataFrame of these records' rows (what their CSV and JSON downloads hold)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ._dead_ends import dead_end_page
 from ._front_matter import split_front_matter
-from ._pages import site_pages
+from ._pages import TextParts, site_pages
 from ._shortcodes import expand_shortcodes
 from ._site_data import SiteData
 
@@ -35,5 +35,6 @@ def write_pages(site: SiteData, out_dir: Path, *, docs_dir: Path | None = None) 
     for rel, content in pages:
         target = out_dir / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        with open(target, "w", encoding="utf-8") as fh:
+            fh.writelines(content if isinstance(content, TextParts) else (content,))
     return len(pages)

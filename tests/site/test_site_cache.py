@@ -108,7 +108,7 @@ def test_a_warm_build_bootstraps_nothing_and_writes_the_same_pages(
 
 
 def _downloads(site: SiteData) -> dict[str, str]:
-    return {path: text for path, text in site_pages(site) if path.endswith((".csv", ".json"))}
+    return {path: str(text) for path, text in site_pages(site) if path.endswith((".csv", ".json"))}
 
 
 def _with_microseconds(records: Path) -> None:

@@ -100,3 +100,18 @@ def test_prune_walks_the_kept_files_at_most_every_quarter_hour(tmp_path: Path) -
     os.utime(stamp, (long_ago, long_ago))
     assert Outputs(tmp_path / "files").prune() == 1
     assert [p.name for p in (tmp_path / "files").rglob("*") if p.is_file()] == [".pruned"]
+
+
+def test_bytes_kept_in_parts_are_kept_as_the_whole_would_be(tmp_path: Path) -> None:
+    out = Outputs(tmp_path / "files")
+    parts = [b"a,b\n", b"1,2\n" * 1000, b"", b"3,4\n"]
+    streamed = out.keep_parts(iter(parts))
+    assert streamed == out.keep(b"".join(parts)) and streamed.read_bytes() == b"".join(parts)
+    assert out.keep_parts(iter(parts)) == streamed  # found again: no second file, no temporary file left
+    site = tmp_path / "site" / "all.csv"
+    out.link(streamed, site)
+    with open(site, "r+b") as fh:  # a site changed in place
+        fh.write(b"X")
+    again = out.keep_parts(iter(parts))
+    assert again.read_bytes() == b"".join(parts) and site.read_bytes().startswith(b"X,b")
+    assert sorted(p.name for p in (tmp_path / "files").rglob("*") if p.is_file()) == [streamed.name]
