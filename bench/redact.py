@@ -445,18 +445,15 @@ def _hides(name: str) -> bool:
     return bool(name) and secret_name(name) and _names_a_number_secret(name)
 
 
-# Key → (the key redacted, whether a number under it is hidden, whether it names a secret): what redact_value asks
-# of every key, a pure function of the key; remembered for keys of at most _SHORT characters, at most 65,536 of them.
-_KEY_FACTS: dict[str, tuple[str, bool, bool]] = {}
-
-
 def _key_facts(key: str) -> tuple[str, bool, bool]:
-    facts = (redact_text(key), _hides(key), bool(key) and secret_name(key))
-    if len(key) <= _SHORT:
-        if len(_KEY_FACTS) >= 1 << 16:
-            _KEY_FACTS.clear()
-        _KEY_FACTS[key] = facts
-    return facts
+    """(the key redacted, whether a number under it is hidden, whether it names a secret): what redact_value asks
+    of every key of a mapping, a pure function of the key."""
+    return _key_facts_short(key) if len(key) <= _SHORT else (redact_text(key), _hides(key), secret_name(key))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _key_facts_short(key: str) -> tuple[str, bool, bool]:
+    return redact_text(key), _hides(key), bool(key) and secret_name(key)
 
 
 _STR_ONLY = frozenset({str})
@@ -471,7 +468,7 @@ def _tree(name: str, value: Any) -> Any:
         out: dict[str, Any] = {}
         for k, v in value.items():
             key = k if type(k) is str else str(k)
-            text, hides, secret = _KEY_FACTS.get(key) or _key_facts(key)
+            text, hides, secret = _key_facts(key)
             tv = type(v)
             if tv is float or tv is int:
                 out[text] = REDACTED if hides else v
