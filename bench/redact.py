@@ -456,19 +456,37 @@ def _key_facts_short(key: str) -> tuple[str, bool, bool]:
     return redact_text(key), _hides(key), bool(key) and secret_name(key)
 
 
+_KEYS_REMEMBERED = 64  # the keys of a mapping of at most this many, all strings, are looked up together
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _dict_facts(keys: tuple[str, ...]) -> tuple[bool, tuple[tuple[str, bool, bool], ...]]:
+    """:func:`_key_facts` of each key (all strings), and whether every key is kept as it is (not redacted, no secret
+    name, no number hidden under it)."""
+    facts = tuple(map(_key_facts, keys))
+    kept = all(text == key and not hides and not secret for key, (text, hides, secret) in zip(keys, facts, strict=True))
+    return kept, facts
+
+
 _STR_ONLY = frozenset({str})
 _EXACT = frozenset({dict, list, str, int, float, bool, type(None)})
 
 
 def _tree(name: str, value: Any) -> Any:
+    """``redact_value(name, value)`` where ``name`` is "" or, for a non-empty dict or list, not secret (its caller
+    hid those already)."""
     t = type(value)
     if t is dict:
-        if name and value and secret_name(name):
-            return REDACTED
+        keys = tuple(value)
+        if len(keys) <= _KEYS_REMEMBERED and set(map(type, keys)) == _STR_ONLY:
+            kept, facts = _dict_facts(keys)  # one look-up for the keys of a metric, a level, a model
+            if kept and set(map(type, value.values())) <= _PLAIN:
+                return dict(value)  # keys kept, every value a number, bool or None: nothing to hide
+        else:
+            facts = tuple(_key_facts(k if type(k) is str else str(k)) for k in keys)
         out: dict[str, Any] = {}
-        for k, v in value.items():
+        for k, (text, hides, secret), v in zip(keys, facts, value.values(), strict=True):
             key = k if type(k) is str else str(k)
-            text, hides, secret = _key_facts(key)
             tv = type(v)
             if tv is float or tv is int:
                 out[text] = REDACTED if hides else v
@@ -482,8 +500,6 @@ def _tree(name: str, value: Any) -> Any:
                 out[text] = _tree(key, v)
         return out
     if t is list:
-        if name and value and secret_name(name):
-            return REDACTED
         types = set(map(type, value))
         if not types <= _EXACT:  # a str subclass decides between a command line and a list, say
             return redact_value(name, value)
