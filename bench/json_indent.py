@@ -33,7 +33,7 @@ def _float(x: float) -> str:
     return float.__repr__(x)
 
 
-_FLOAT, _INT, _STR = {float}, {int}, {str}
+_FLOAT, _INT, _STR = frozenset({float}), frozenset({int}), frozenset({str})
 
 
 def _write(value: Any, out: list[str], nl: str) -> None:
