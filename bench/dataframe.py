@@ -155,16 +155,20 @@ def _interval_keys(level: Level) -> list[str]:
     return [spec.key for spec in FIGURES if spec.per_request is not None and spec.value(level) is not None]
 
 
+_FIGURE_NAMES = {f.key: tuple(f"{f.key}{s}" for s in SUFFIXES) for f in FIGURES}  # a figure's columns, in order
+
+
 def _figure_cells(spec: Figure, level: Level, intervals: Mapping[str, Interval | None]) -> dict[str, Any]:
     found = spec.value(level)
-    m = spec.metric(level)
+    m = spec.metric(level) if found else None
     iv = intervals.get(spec.key)
+    key, lo, hi, n, approx = _FIGURE_NAMES[spec.key]
     return {
-        spec.key: found[0] if found else None,
-        f"{spec.key}_lo": iv.lo if iv is not None else None,
-        f"{spec.key}_hi": iv.hi if iv is not None else None,
-        f"{spec.key}_n": m.n if found and m is not None else None,
-        f"{spec.key}_approx": found[1] if found else None,
+        key: found[0] if found else None,
+        lo: iv.lo if iv is not None else None,
+        hi: iv.hi if iv is not None else None,
+        n: m.n if m is not None else None,
+        approx: found[1] if found else None,
     }
 
 

@@ -73,13 +73,62 @@ class _DuplicateKey(Exception):
 
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are all different: JSON readers keep one of two equal keys silently, so a file
-    could show a reviewer one value and give the site another."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
+    could show a reviewer one value and give the site another. (Built in C; only an object that lost a key is
+    walked, to name the first key given twice.)"""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return out
+
+
+# What the text of a JSON number that is not finite once parsed, or too long to read, must hold. A float becomes
+# infinite only past about 1.8e308: with an exponent of three digits or more, or 155 digits or more before its point
+# (a two-digit exponent and fewer digits stay below 1e253); an integer too long to read has more than _MAX_DIGITS
+# digits. A number starts a JSON value: after ``:``, ``,``, ``[``, white space or at the start of the text. The text
+# is looked at as bytes with every digit made ``0``, ``e``/``E`` ``e``, a sign ``+``, ``.`` kept, another letter
+# (or a byte of a non-ASCII character) ``x`` and anything else a space: a run of 155 ``0`` or a ``0e000``/``0e+000``
+# whose digits start after a space is a suspect (a string may hold one too: the careful parse then runs).
+def _shape_of(byte: int) -> int:
+    c = chr(byte)
+    if c in "0123456789":
+        return ord("0")
+    if c in "eE":
+        return ord("e")
+    if c in "+-":
+        return ord("+")
+    if c == ".":
+        return byte
+    return ord("x") if byte >= 128 or c.isalpha() else ord(" ")
+
+
+_SHAPES = bytes(_shape_of(b) for b in range(256))
+_LONG_RUN = b"0" * 155
+_MANTISSA = frozenset(b"0.")
+
+
+def _suspect_number(raw: str) -> bool:
+    """True when ``raw`` may hold a number that parses to an infinity or is too long to read (see above); False
+    only when it holds none."""
+    shapes = raw.encode("utf-8", "surrogatepass").translate(_SHAPES)
+    if _LONG_RUN in shapes:
+        return True
+    for exponent in (b"e000", b"e+000"):
+        at = shapes.find(exponent)
+        while at >= 0:
+            i = at - 1
+            if i >= 0 and shapes[i] == 0x30:  # a digit before the e: walk back over the mantissa
+                while i >= 0 and shapes[i] in _MANTISSA:
+                    i -= 1
+                if i >= 0 and shapes[i] == 0x2B:  # its sign
+                    i -= 1
+                if i < 0 or shapes[i] == 0x20:
+                    return True
+            at = shapes.find(exponent, at + 1)
+    return False
 
 
 def _all_finite_numbers(values: list[Any]) -> bool:
@@ -123,8 +172,16 @@ def loads_json(
     ``line``: the file line the text starts on (one line of a JSON Lines file); ``where`` prefixes every field named
     (``"line 3: "``); ``infinite_ok``: top-level keys where a bare ``Infinity`` is a setting, not a figure (a
     benchmark client's ``request_rate``: all requests at once), read as ``math.inf``."""
+    constants: list[str] = []
+
+    def constant(text: str) -> _NonFinite:
+        constants.append(text)
+        return _NonFinite(text)
+
+    careful = _suspect_number(raw)
+    hooks: dict[str, Any] = {"parse_int": _parse_int} if careful else {}
     try:
-        data = json.loads(raw, parse_constant=_NonFinite, parse_int=_parse_int, object_pairs_hook=_unique_object)
+        data = json.loads(raw, parse_constant=constant, object_pairs_hook=_unique_object, **hooks)
     except json.JSONDecodeError as exc:
         raise RecordError(path, f"line {exc.lineno + line - 1} column {exc.colno}", f"valid JSON ({exc.msg})") from None
     except RecursionError:
@@ -136,7 +193,9 @@ def loads_json(
         settings = {
             k for k in infinite_ok & data.keys() if isinstance(data[k], _NonFinite) and data[k].text == "Infinity"
         }
-    found = non_finite_field({k: v for k, v in data.items() if k not in settings} if settings else data)
+    found = None
+    if careful or constants:  # else nothing in ``data`` can be non-finite or too long: no walk over every value
+        found = non_finite_field({k: v for k, v in data.items() if k not in settings} if settings else data)
     if found is not None:
         if found[1].startswith("an integer of "):
             raise RecordError(

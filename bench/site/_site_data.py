@@ -20,10 +20,11 @@ from pydantic import ValidationError
 from bench.compare import Comparison, Flag, fingerprint, flags, history, regression_flags, runs_of
 from bench.dataframe import COLUMNS, frame_from_tuples, frame_rows
 from bench.frame_text import CSV_HEADER, csv_lines, json_document_parts
+from bench.json_indent import dumps_indent2
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord
 from bench.record.model import Record
-from bench.redact import redact_value
+from bench.redact import redact_tree
 from bench.settings import Settings
 
 from ._cache import SiteCache
@@ -322,7 +323,7 @@ def redacted_record(loaded: LoadedRecord) -> LoadedRecord:
     downloadable JSON and the CSV all come from this), unchanged when it holds no secret. Raises RecordError when
     hiding a secret breaks the record (a secret in a field the schema constrains)."""
     data = loaded.record.model_dump(mode="json", exclude_none=True)
-    clean = redact_value("", data)
+    clean = redact_tree(data)  # redact_value("", data), faster
     if clean == data:
         return loaded
     try:
@@ -332,7 +333,8 @@ def redacted_record(loaded: LoadedRecord) -> LoadedRecord:
         raise RecordError(
             loaded.path, field_name, "a value that is not a key or token (the record is not shown)"
         ) from None
-    raw = json.dumps(redact_value("", json.loads(loaded.raw)), indent=2, ensure_ascii=False) + "\n"
+    # json.dumps(redact_value("", json.loads(raw)), indent=2, ensure_ascii=False), faster, the same bytes
+    raw = dumps_indent2(redact_tree(json.loads(loaded.raw))) + "\n"
     return replace(loaded, record=record, raw=raw)
 
 
