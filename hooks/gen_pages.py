@@ -33,14 +33,22 @@ outputs = site.cache.outputs if site.cache is not None else None
 kept: dict[str, str] = {}
 for path, content in site_pages(site, record_pages=not direct_record_pages()):
     if outputs is not None and not path.endswith(".md"):
-        try:
-            if isinstance(content, TextParts):  # every record's rows: never held whole
-                kept[path] = str(outputs.keep_parts(part.encode("utf-8") for part in content))
-            else:
-                kept[path] = str(outputs.keep(content.encode("utf-8")))
+        key = content.key if isinstance(content, TextParts) else None
+        if key is not None and (found := outputs.recall(key)) is not None:  # made from the same inputs before
+            kept[path] = str(found)
             continue
+        try:
+            if isinstance(content, TextParts) and content.large:  # never held whole
+                made = outputs.keep_parts(part.encode("utf-8") for part in content)
+            else:
+                made = outputs.keep(str(content).encode("utf-8"))
         except OSError:  # the cache cannot be written: written here, as without one
             pass
+        else:
+            kept[path] = str(made)
+            if key is not None:
+                outputs.note(key, made)
+            continue
     with mkdocs_gen_files.open(path, "w", encoding="utf-8") as fh:
         fh.writelines(content if isinstance(content, TextParts) else (content,))
 mkdocs_gen_files.config[KEPT_FILES_KEY] = kept

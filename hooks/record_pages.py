@@ -147,6 +147,10 @@ def _toc(items: list[dict[str, Any]]) -> list[AnchorLink]:
     return out
 
 
+# mkdocs serve: each page's body key and what the page needs of its body but its HTML (title, anchors, links, table
+# of contents, the shape of its top-level heading), from the last build of this process (RecordPages._recall)
+_LAST_BODIES: dict[str, tuple[str, dict[str, Any]]] = {}
+
 _Job = tuple[str, str | None, Callable[[], str]]  # a page, its body's cache key (None: not cached), its Markdown
 MIN_PARALLEL = 16  # fewer bodies to convert than this: not worth a fork
 # A build holding more than this converts in one process: its children would copy most of it (bench.site.in_workers)
@@ -215,6 +219,9 @@ class RecordPages:
     generated_rendered: int = 0  # the same for the generated pages
     forked: int = 0  # child processes that converted bodies and ended well
     converted: set[str] = field(default_factory=set)
+    recalled: int = 0  # pages linked as the last build of this process made them (mkdocs serve)
+    _bodies: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # for _LAST_BODIES
+    _shell_digests: dict[int, str] = field(default_factory=dict)
     _linked: list[str] | None = None  # the folders of what the theme links to (see _linkless)
 
     def add_files(self) -> None:
@@ -350,28 +357,82 @@ class RecordPages:
             converted = True
             return markdown()
 
+        outputs = self.site.cache.outputs if self.site.cache is not None else None
+        remembered = outputs is not None and outputs.remember and key is not None
+        if remembered and self._recall(src, key, page):
+            return False
         body = self._body(key, make, page, files)
         toc = body["toc"]
         shell = self._shell(env, nav, files, page, toc)
         first = toc[0] if toc else None
         title = page.title
-        if shell is not None and first is not None and first["level"] == 1 and isinstance(title, str):
+        filled = shell is not None and first is not None and first["level"] == 1 and isinstance(title, str)
+        if filled:
+            assert shell is not None and first is not None and isinstance(title, str)
             html = shell.fill(page=src, title=title, h1_url=f"#{first['id']}", content=body["content"])
         else:
             page.toc = TableOfContents(_toc(toc))
             html = self._template(env, nav, files, page)
         data = html.encode("utf-8", errors="xmlcharrefreplace")
-        if self.site.cache is not None:  # kept by content and linked (bench.site.Outputs)
-            self.site.cache.outputs.place(data, Path(f.abs_dest_path))
+        if outputs is not None:  # kept by content and linked (bench.site.Outputs)
+            kept = outputs.place(data, Path(f.abs_dest_path))
+            if remembered and filled and kept is not None and shell is not None and isinstance(title, str):
+                assert key is not None
+                content = body["content"]
+                h1 = '<h1 id="x">' if "<h1 id=" in content else "<h1" if "<h1" in content else ""
+                outputs.note(self._page_inputs(src, key, shell, title), kept)
+                meta = {k: v for k, v in body.items() if k != "content"}
+                self._bodies[src] = (key, {**meta, "h1": h1, "page_title": title})
         else:
             utils.write_file(data, f.abs_dest_path)
         _release(page)
+        self._anchor_links(page, body["anchor_links"])
+        return converted
+
+    def _anchor_links(self, page: Page, anchor_links: dict[str, Any]) -> None:
+        files = self.all_files
         page.links_to_anchors = {
             target: links
-            for uri, links in body["anchor_links"].items()
+            for uri, links in anchor_links.items()
             if (target := files.get_file_from_path(uri)) is not None
         }
-        return converted
+
+    def _page_inputs(self, src: str, key: str, shell: Shell, title: str) -> str:
+        """What a filled page is made from: its body (its cache key), its shell and its title."""
+        digest = self._shell_digests.get(id(shell))
+        if digest is None:
+            digest = hashlib.sha256("\0".join((*shell.parts, *shell.slots)).encode("utf-8")).hexdigest()
+            self._shell_digests[id(shell)] = digest
+        return "\0".join(("page", src, key, digest, title))
+
+    def _recall(self, src: str, key: str | None, page: Page) -> bool:
+        """``mkdocs serve``: link the page the last build of this process made from the same body (``key``), shell
+        and title, without reading the body (``bench.site.Outputs.recall``); whether it was."""
+        env, nav, files = self.env, self.nav, self.all_files
+        last = _LAST_BODIES.get(src)
+        if last is None or last[0] != key or key is None or self.site.cache is None or env is None or nav is None:
+            return False
+        meta = last[1]
+        if not all(files.get_file_from_path(p) is not None for p in meta["links"]):
+            return False  # a target is gone: made afresh, so that MkDocs reports the link
+        page.content = meta["h1"]  # what the shell's shape reads of the body
+        shell = self._shell(env, nav, files, page, meta["toc"])
+        page.content = None
+        if shell is None:
+            return False
+        outputs = self.site.cache.outputs
+        found = outputs.recall(self._page_inputs(src, key, shell, meta["page_title"]))
+        if found is None:
+            return False
+        outputs.link(found, Path(self.files[src].abs_dest_path))
+        page.meta = meta["meta"]
+        page.present_anchor_ids = set(meta["anchors"])
+        page.markdown = ""
+        page._title_from_render = meta["title"]
+        self._anchor_links(page, meta["anchor_links"])
+        self._bodies[src] = last
+        self.recalled += 1
+        return True
 
     def render(self, env: jinja2.Environment) -> None:
         """Make, fill and write every record page and generated page; check the anchors their links name."""
@@ -389,6 +450,9 @@ class RecordPages:
         for src, key, markdown in jobs:
             if self._write(src, key, markdown):
                 self.converted.add(src)
+        if self.site.cache is not None and self.site.cache.outputs.remember:  # for the next build of this process
+            _LAST_BODIES.clear()
+            _LAST_BODIES.update(self._bodies)
         self.rendered = sum(src not in self.generated for src in self.converted)
         self.generated_rendered = len(self.converted) - self.rendered
         for page in self.pages.values():  # every page's anchors are known now

@@ -180,6 +180,8 @@ def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja
             "%d record page(s): %d converted, the others from the site cache; %d page shell(s)", n, converted, shells
         )
         log.info("%d generated page(s): %d converted", len(pages.generated), pages.generated_rendered)
+        if pages.recalled:
+            log.info("%d page(s) as the last build made them", pages.recalled)
         if pages.forked:
             log.info("bodies converted in %d process(es)", pages.forked + 1)
     return env
@@ -238,6 +240,7 @@ def on_post_build(config: MkDocsConfig) -> None:
     if site.cache is not None:
         outputs = site.cache.outputs
         pruned = outputs.prune()
+        outputs.finish()
         log.info(
             "%d generated file(s) linked from the site cache, %d written; %d kept file(s) no site uses removed",
             outputs.linked,

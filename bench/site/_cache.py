@@ -87,7 +87,9 @@ class SiteCache:
     def outputs(self) -> Outputs:
         """The generated files kept by content and linked into each build (:mod:`bench.site._outputs`): one folder
         for every code version (a file's name is its bytes' hash)."""
-        return Outputs(self.root / "files")
+        from ._site_records import kept_between_builds  # (it imports this module)
+
+        return Outputs(self.root / "files", remember=kept_between_builds())
 
     def _path(self, kind: str, key: str) -> Path:
         return self.folder / kind / key[:2] / f"{key}.json"

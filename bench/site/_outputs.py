@@ -17,6 +17,7 @@ each time a build uses it: a concurrent build's are never removed under it).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -36,6 +37,10 @@ KEPT_FILES_KEY = "benchbook_kept_files"
 GRACE_S = 3600.0  # a kept file used this recently is never pruned (another build may be about to link it)
 PRUNE_EVERY_S = GRACE_S / 4
 
+# What the builds of this process made, by a key of their inputs (``mkdocs serve``: Outputs(remember=True)):
+# {inputs: (kept file, its size, its mtime in ns)}, the entries the last build used.
+_RECALLED: dict[str, tuple[str, int, int]] = {}
+
 
 @dataclass
 class Outputs:
@@ -47,6 +52,43 @@ class Outputs:
     linked: int = 0  # files the build linked from a kept file
     written: int = 0  # files it had to write (no kept file, or no link possible)
     _folders: set[str] = field(default_factory=set)  # folders known to exist (a site has thousands of files)
+    # whether a file made from the same inputs as in the last build of this process is taken from it unmade
+    # (mkdocs serve: most of a rebuild's files are the last one's)
+    remember: bool = False
+    _recalled: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # this build's entries
+
+    def recall(self, inputs: str) -> Path | None:
+        """The kept file that the last build of this process made from ``inputs`` (a key of everything the file is
+        made from), if it still is as that build left it (size and modification time: a site file changed in place
+        changes them); None otherwise, or when not remembering."""
+        if not self.remember:
+            return None
+        found = _RECALLED.get(inputs)
+        if found is None:
+            return None
+        path, size, mtime_ns = found
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if st.st_size != size or st.st_mtime_ns != mtime_ns:
+            return None
+        self.used.add(os.path.basename(path))
+        self._recalled[inputs] = found
+        return Path(path)
+
+    def note(self, inputs: str, kept: Path) -> None:
+        """Remember that ``kept`` was made from ``inputs`` (for :meth:`recall` in the next build of this process)."""
+        if self.remember:
+            with contextlib.suppress(OSError):
+                st = os.stat(kept)
+                self._recalled[inputs] = (str(kept), st.st_size, st.st_mtime_ns)
+
+    def finish(self) -> None:
+        """End the build: what it made or recalled is what the next build may recall (nothing older)."""
+        if self.remember:
+            _RECALLED.clear()
+            _RECALLED.update(self._recalled)
 
     def keep(self, data: bytes) -> Path:
         """The kept file holding ``data`` (written when missing or no longer holding it)."""
@@ -89,16 +131,17 @@ class Outputs:
                 os.unlink(tmp)
             raise
 
-    def place(self, data: bytes, dest: Path) -> None:
-        """Make ``dest`` hold ``data``: a link to the kept file, else a file written there."""
+    def place(self, data: bytes, dest: Path) -> Path | None:
+        """Make ``dest`` hold ``data``: a link to the kept file (returned), else a file written there (None)."""
         try:
             kept = self.keep(data)
         except OSError:  # the cache cannot be written: the site file alone
             self._folder(str(dest))
             _write(dest, data)
             self.written += 1
-            return
+            return None
         self.link(kept, dest)
+        return kept
 
     def link(self, kept: Path, dest: Path) -> None:
         """Make ``dest`` a link to ``kept`` (a file :meth:`keep` returned), else a copy of it."""

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 
 from bench.md_table import md_table
+from bench.record.load import LoadedRecord
 
 from ._comparisons import comparison_downloads, experiment_comparison_downloads
 from ._dead_ends import dead_ends_index
@@ -43,12 +44,16 @@ __all__ = ["TextParts", "experiments_index", "records_index", "site_pages"]
 
 
 class TextParts:
-    """A generated file too large to hold as one string, given as its text in parts, in order: the rows of every
-    record (about 25 kB of CSV and 18 kB of JSON per record: 430 MB at 10,000 records, held three times over while
-    one string was encoded and compared). Iterating makes the parts afresh each time; ``str()`` joins them."""
+    """A generated file given as the way to make its text, in parts, in order: for the rows of every record (about
+    25 kB of CSV and 18 kB of JSON per record: 430 MB at 10,000 records, held three times over while one string was
+    encoded and compared), and for each record's downloads, which ``key`` names by everything they are made from
+    (a build that made the same key before need not make the text again). Iterating makes the parts afresh each
+    time; ``str()`` joins them."""
 
-    def __init__(self, parts: Callable[[], Iterable[str]]) -> None:
+    def __init__(self, parts: Callable[[], Iterable[str]], key: str | None = None, *, large: bool = False) -> None:
         self._parts = parts
+        self.key = key
+        self.large = large  # never to be held whole
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._parts())
@@ -118,6 +123,10 @@ def _history_pages(site: SiteData, configuration: str) -> list[tuple[str, str]]:
     return list(history_pages(site, configuration))
 
 
+def _raw(loaded: LoadedRecord) -> tuple[str]:
+    return (loaded.raw,)
+
+
 def site_pages(
     site: SiteData, *, records_per_page: int = RECORDS_PER_PAGE, record_pages: bool = True
 ) -> Iterator[tuple[str, str | TextParts]]:
@@ -141,11 +150,13 @@ def site_pages(
         r = loaded.record
         if record_pages:
             yield record_page(r), site_record_markdown(site, r)
-        yield record_json(r), loaded.raw
-        yield record_csv(r), site.csv_of([r.id])
+        digest = getattr(loaded, "digest", None)  # the record file's path and bytes (a SiteRecord's cache key)
+        yield record_json(r), TextParts(partial(_raw, loaded), f"raw\0{digest}" if digest else None)
+        csv_key = f"csv\0{site.settings.comparison.confidence!r}\0{digest}" if digest else None
+        yield record_csv(r), TextParts(partial(site.csv_parts, [r.id]), csv_key)
     everyone = [lr.record.id for lr in site.records]
-    yield all_rows_download("csv"), TextParts(partial(site.csv_parts, everyone))
-    yield all_rows_download("json"), TextParts(partial(site.json_parts, everyone))
+    yield all_rows_download("csv"), TextParts(partial(site.csv_parts, everyone), large=True)
+    yield all_rows_download("json"), TextParts(partial(site.json_parts, everyone), large=True)
     shown = {
         path: text for exp in site.experiments for path, text in experiment_comparison_downloads(site, exp).items()
     }

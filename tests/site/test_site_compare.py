@@ -165,7 +165,7 @@ def test_every_comparison_a_page_shows_has_its_downloads() -> None:
     assert sorted(links) == sorted(f"comparisons/{c.ids_a[0]}--{c.ids_b[0]}.{ext}" for ext in ("csv", "json"))
     assert all(link in files for link in links)
     # the CSV holds the long form's rows: one per level and figure, the ratios bench.compare computed
-    csv_rows = files[links[0]].splitlines() if links[0].endswith(".csv") else files[links[1]].splitlines()
+    csv_rows = str(files[links[0]] if links[0].endswith(".csv") else files[links[1]]).splitlines()
     assert len(csv_rows) - 1 == sum(len(lv.metrics) for lv in c.levels)
     # shortcodes in hand-written pages name comparisons too: each has its files
     compared = [ln for ln in (site.docs_dir / "eagle-fast-verify.md").read_text().splitlines() if "bench:compare" in ln]  # type: ignore[operator]

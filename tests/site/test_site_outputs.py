@@ -115,3 +115,26 @@ def test_bytes_kept_in_parts_are_kept_as_the_whole_would_be(tmp_path: Path) -> N
     again = out.keep_parts(iter(parts))
     assert again.read_bytes() == b"".join(parts) and site.read_bytes().startswith(b"X,b")
     assert sorted(p.name for p in (tmp_path / "files").rglob("*") if p.is_file()) == [streamed.name]
+
+
+def test_a_serving_process_recalls_what_the_same_inputs_made_while_it_is_unchanged(tmp_path: Path) -> None:
+    """``mkdocs serve`` (remember=True): a file made from the same inputs in the last build is taken unmade, unless
+    its bytes changed since (a site file edited in place); a build that does not remember recalls nothing."""
+    first = Outputs(tmp_path / "files", remember=True)
+    assert first.recall("csv\0record-1") is None
+    kept = first.keep(b"a,b\n1,2\n")
+    first.note("csv\0record-1", kept)
+    first.link(kept, tmp_path / "site" / "r1.csv")
+    first.finish()
+    second = Outputs(tmp_path / "files", remember=True)
+    assert second.recall("csv\0record-1") == kept and second.recall("csv\0record-2") is None
+    assert Outputs(tmp_path / "files").recall("csv\0record-1") is None  # not remembering: `mkdocs build`
+    second.finish()
+    third = Outputs(tmp_path / "files", remember=True)
+    assert third.recall("csv\0record-1") == kept  # what the second build recalled, the third may too
+    time.sleep(0.01)
+    with open(tmp_path / "site" / "r1.csv", "r+b") as fh:
+        fh.write(b"X")
+    assert third.recall("csv\0record-1") is None
+    third.finish()
+    assert Outputs(tmp_path / "files", remember=True).recall("csv\0record-1") is None  # forgotten: not used

@@ -76,7 +76,7 @@ def _record_csv(record_id: str) -> list[dict[str, str]]:
     site = fixture_site()
     rec = site.by_id[record_id].record
     files = dict(site_pages(site))
-    return list(csv.DictReader(io.StringIO(files[f"records/{rec.experiment}/{rec.id}.csv"])))
+    return list(csv.DictReader(io.StringIO(str(files[f"records/{rec.experiment}/{rec.id}.csv"]))))
 
 
 def test_csv_has_one_row_per_level_and_flags_approximations() -> None:
@@ -121,7 +121,9 @@ def test_record_page_levels_table_agrees_with_its_csv_download() -> None:
     rec = site.by_id[FX_EAGLE_ID].record
     files = dict(site_pages(site))
     page = files[f"records/{rec.experiment}/{rec.id}.md"]
-    rows = {r["level_name"]: r for r in csv.DictReader(io.StringIO(files[f"records/{rec.experiment}/{rec.id}.csv"]))}
+    rows = {
+        r["level_name"]: r for r in csv.DictReader(io.StringIO(str(files[f"records/{rec.experiment}/{rec.id}.csv"])))
+    }
     table = page.split("## Levels", 1)[1].split("</div>", 1)[0]
     lines = [ln for ln in table.splitlines() if ln.startswith("| ")]
     header = [h.strip().replace("\\", "") for h in lines[0].strip("|").split("|")]

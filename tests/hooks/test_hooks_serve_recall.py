@@ -1,0 +1,71 @@
+"""``mkdocs serve`` rebuilds (hooks/record_pages.py ``_recall``, bench.site.Outputs ``recall``): a page made from
+the same body, shell and title as in the last build of the process is linked as that build made it, without its
+body being read; a changed record's page is made afresh; either way the site is the one a fresh build makes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hooks_helpers import ROOT, mkdocs_env
+from test_hooks_record_pages import _build, _tree
+
+from bench.site import keep_loaded_records
+
+
+@pytest.fixture
+def serving(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.syspath_prepend(str(ROOT / "hooks"))
+    yield
+    keep_loaded_records(False)
+    import record_pages
+
+    from bench.site import _outputs
+
+    record_pages._LAST_BODIES.clear()
+    _outputs._RECALLED.clear()
+
+
+def _serve_build(site: Path) -> object:
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(site))
+    config.plugins.on_startup(command="serve", dirty=False)
+    build(config, serve_url="http://127.0.0.1:8000/")
+    return config["benchbook_record_pages"]
+
+
+def test_a_rebuild_links_unchanged_pages_and_makes_the_changed_one(
+    tmp_path: Path, site_records: Path, monkeypatch: pytest.MonkeyPatch, serving: None
+) -> None:
+    records = tmp_path / "records"
+    shutil.copytree(site_records, records)
+    for name, value in mkdocs_env(records).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(ROOT)
+    site = tmp_path / "site"
+    first = _serve_build(site)
+    n = len(first.pages)  # type: ignore[attr-defined]
+    assert first.recalled == 0 and n > 50  # type: ignore[attr-defined]
+    before = _tree(site)
+    second = _serve_build(site)
+    assert second.recalled == n  # type: ignore[attr-defined]
+    assert _tree(site) == before
+    path = sorted(records.rglob("*.json"))[0]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["title"] = "A title changed while serving"
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    third = _serve_build(site)
+    assert 0 < third.recalled < n  # type: ignore[attr-defined]
+    page = site / "records" / path.relative_to(records).with_suffix(".html")
+    assert "A title changed while serving" in page.read_text(encoding="utf-8")
+    fresh = _build(tmp_path / "fresh", records, cache="off")  # another process, no cache: the reference
+    assert fresh.returncode == 0, fresh.stderr
+    want, got = _tree(tmp_path / "fresh"), _tree(site)
+    differ = [p for p in want if got.get(p) != want[p] and p not in ("sitemap.xml", "sitemap.xml.gz")]
+    assert differ == [] and sorted(got) == sorted(want)
