@@ -13,8 +13,8 @@
 * ``on_env``         make, fill and write the record pages;
 * ``on_page_markdown`` expand ``<!-- bench:... -->`` shortcodes (a bad one fails the build, naming
                      the page), put the front-matter summary on dead-end pages, and take the heavy blocks
-                     (tables, chart figures) out as ready HTML;
-* ``on_page_content`` put the pre-rendered tables and charts (``bench.site.prerender``) in place;
+                     (tables, chart figures, one-line lists, code blocks) out as ready HTML;
+* ``on_page_content`` put the pre-rendered tables, charts, lists and code blocks (``bench.site.prerender``) in place;
 * ``on_post_build``  fail the build if any page loads something from outside (``bench.site.check_site``);
                      allowed: ``extra.benchbook.offline_allow`` and the site's own ``site_url``; add the
                      generated pages' title-and-key-field entries to the search index (their full text is
@@ -29,10 +29,12 @@ from __future__ import annotations
 import gc
 import json
 import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jinja2
+import markdown as python_markdown
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import get_plugin_logger
@@ -78,6 +80,39 @@ PAGES_KEY = "benchbook_record_pages"
 # on_page_markdown to on_page_content of the same page.
 _PRERENDERED: dict[str, tuple[dict[str, str], _RelativePathTreeprocessor | None]] = {}
 _COMMAND: str | None = None  # the MkDocs command this process runs (on_startup); None: not told
+CODE_KEY = "benchbook_code_blocks"  # this build's code block renderer (_CodeBlocks), in the MkDocs config
+
+
+class _CodeBlocks:
+    """Fenced code blocks as ready HTML (``bench.site.prerender``'s ``code``): converted with ``mkdocs.yml``'s
+    Markdown extensions, as the page's own conversion would (a fenced block's HTML does not depend on the page around
+    it), once per distinct block: records repeat their engine's payload and their commands page after page."""
+
+    KEPT = 1024  # distinct blocks remembered (each at most bench.site's BLOCK_LIMIT characters)
+
+    def __init__(self, config: MkDocsConfig) -> None:
+        self._md = python_markdown.Markdown(extensions=config.markdown_extensions, extension_configs=config.mdx_configs)
+        self._kept: OrderedDict[str, str] = OrderedDict()
+
+    def __call__(self, block: str) -> str:
+        found = self._kept.get(block)
+        if found is not None:
+            self._kept.move_to_end(block)
+            return found
+        self._md.reset()
+        html = self._md.convert(block)
+        self._kept[block] = html
+        if len(self._kept) > self.KEPT:
+            self._kept.popitem(last=False)
+        return html
+
+
+def _code_blocks(config: MkDocsConfig) -> _CodeBlocks:
+    found = config.get(CODE_KEY)
+    if isinstance(found, _CodeBlocks):
+        return found
+    config[CODE_KEY] = made = _CodeBlocks(config)
+    return made
 
 
 def _records_dir(config: MkDocsConfig) -> Path:
@@ -199,10 +234,10 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     for dead_end in site.dead_ends:
         if dead_end.path == src:
             markdown = dead_end_page(markdown, dead_end, site.by_id)
-    # Tables and chart figures as ready HTML (bench.site.prerender): MkDocs resolves and checks their links as it
-    # does for the links it converts itself, and records their anchors for its anchor check.
+    # Tables, chart figures, one-line lists and code blocks as ready HTML (bench.site.prerender): MkDocs resolves and
+    # checks their links as it does for the links it converts itself, and records their anchors for its anchor check.
     links = _RelativePathTreeprocessor(page.file, files, config)
-    pre = prerender(markdown, links.path_to_url)
+    pre = prerender(markdown, links.path_to_url, _code_blocks(config))
     _PRERENDERED[src] = (pre.blocks, links)
     return pre.markdown
 
