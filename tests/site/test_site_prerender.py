@@ -97,8 +97,8 @@ def test_a_lost_placeholder_is_an_error() -> None:
     "text",
     [
         "Notes:\n\n- C=1, `itl_ms`: over [the window](a.md#w), **16** requests\n- max\\_tokens &amp; more\n\n## Next\n",
-        "# T\n\n```json\n{\"a\": [1, 2]}\n```\n\nText.\n",
-        '??? note "Server info \\(payload\\)"\n\n    ```json\n    {\n      \"a\": 1\n    }\n    ```\n\n## After\n',
+        '# T\n\n```json\n{"a": [1, 2]}\n```\n\nText.\n',
+        '??? note "Server info \\(payload\\)"\n\n    ```json\n    {\n      "a": 1\n    }\n    ```\n\n## After\n',
         '!!! info "Log"\n\n    Text.\n\n    ```bash\n    bench run x.yaml\n\n    echo `date`\n    ```\n',
         "````text\n```\ninner fence\n```\n````\n",  # a longer fence around backticks: left to Markdown, still equal
     ],
@@ -139,7 +139,7 @@ def test_code_blocks_are_left_to_markdown_without_a_converter() -> None:
 
 
 def test_a_record_cannot_forge_a_placeholder() -> None:
-    """A record's text shaped like a placeholder stays text: it cannot know the nonce (a hash of the page holding it)."""
+    """A record's text shaped like a placeholder stays text: it cannot know the nonce (a hash of its page)."""
     table = "| A |\n| --- |\n| 1 |\n"
     pre = prerender(table, lambda url: url)
     (key,) = pre.blocks
