@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jinja2
-import markdown as python_markdown
+import markdown as python_markdown  # type: ignore[import-untyped]
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import get_plugin_logger
@@ -100,7 +100,7 @@ class _CodeBlocks:
             self._kept.move_to_end(block)
             return found
         self._md.reset()
-        html = self._md.convert(block)
+        html: str = self._md.convert(block)
         self._kept[block] = html
         if len(self._kept) > self.KEPT:
             self._kept.popitem(last=False)

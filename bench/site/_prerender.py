@@ -233,14 +233,13 @@ def prerender(markdown: str, resolve: Resolve, code: Code | None = None) -> Prer
         block_start = i == 0 or not lines[i - 1].strip()
         if fm:
             end = _code_end(lines, i) if code is not None and block_start and _contained(lines, i) else None
-            if end is None:
+            if code is None or end is None:
                 fence = fm.group(1)
                 out.append(line)
                 i += 1
                 continue
             prefix = _indent(line)
-            html_block = code("\n".join(x[len(prefix) :] for x in lines[i:end]))  # type: ignore[misc]
-            i = _stash(out, blocks, nonce, lines, i, end, html_block)
+            i = _stash(out, blocks, nonce, lines, i, end, code("\n".join(x[len(prefix) :] for x in lines[i:end])))
             continue
         stripped = line.lstrip(" ")
         end = i
