@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from bench.figures import format_figure
 
 from ._chart_model import PALETTE, Chart, LabelSpot, Scale, Series, place_labels, scale_for
-from ._escape import html_attr, html_text
+from ._escape import TEXT_LIMIT, html_attr, html_text
 
 __all__ = ["render_svg"]
 
@@ -194,6 +194,19 @@ def _legend(
     return out
 
 
+def _tip(series: str, series_html: str, value: str, x_title: str, x_html: str, x: float, tooltip: str | None) -> str:
+    """A point's tooltip, ``<series>: <value> at <x title> <x>[ (<tooltip>)]``, as HTML text.
+
+    Each string in it passes through the redaction on its own (``html_text``): the series name and the axis title
+    once per chart, the value and the tooltip from the redaction's memo (they recur), where the whole sentence, new
+    at every point of every chart, would be redacted afresh (most of a chart's cost in a cold build). A sentence
+    longer than a page shows inline is cut as a whole, as before."""
+    plain = f"{series}: {value} at {x_title} {x:g}" + (f" ({tooltip})" if tooltip else "")
+    if len(plain) > TEXT_LIMIT:
+        return html_text(plain)
+    return f"{series_html}: {html_text(value)} at {x_html} {x:g}" + (f" ({html_text(tooltip)})" if tooltip else "")
+
+
 def render_svg(chart: Chart) -> str:
     """The chart as one ``<svg>`` element (no blank lines, so it can sit in Markdown as raw HTML)."""
     series = chart.series
@@ -245,11 +258,13 @@ def render_svg(chart: Chart) -> str:
             [(sx(ordered[n][i].x), sy(ordered[n][i].y), values[(n, i)]) for n, i in keys], (x0, y1 - 14, WIDTH, y0)
         )
         spots = dict(zip(keys, found, strict=True))
+    x_name = html_text(chart.x.title.lower())
     for s in series:
         pts = ordered[s.name]
         if not pts:
             continue
         k = styles[s.name]
+        name = html_text(s.name)
         out.append(_group("series", colours[s.name], s.name))
         if len(pts) > 1:
             path = " ".join(f"{sx(p.x):.1f},{sy(p.y):.1f}" for p in pts)
@@ -257,10 +272,10 @@ def render_svg(chart: Chart) -> str:
         for i, p in enumerate(pts):
             px, py = sx(p.x), sy(p.y)
             value = values[(s.name, i)]
-            tip = f"{s.name}: {value} at {chart.x.title.lower()} {p.x:g}"
-            if p.tooltip:
-                tip += f" ({p.tooltip})"
-            out.append(f'<g class="point" data-x="{p.x:g}" data-y="{p.y:g}"><title>{html_text(tip)}</title>')
+            out.append(
+                f'<g class="point" data-x="{p.x:g}" data-y="{p.y:g}"><title>'
+                f"{_tip(s.name, name, value, chart.x.title.lower(), x_name, p.x, p.tooltip)}</title>"
+            )
             if p.marked:
                 out.append(
                     f'<circle class="ring" cx="{px:.1f}" cy="{py:.1f}" r="8" fill="none" stroke="currentColor" '

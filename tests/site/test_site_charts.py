@@ -224,3 +224,30 @@ def test_percentile_chart_one_colour_per_variant_one_dash_per_percentile() -> No
     assert lines["baseline p50"].get("stroke-dasharray") is None  # type: ignore[union-attr]
     one = site_of(fixture(FX_BASELINE_ID))
     assert "<svg" in percentile_figure(one, "eagle-fast-verify", "tpot_ms")
+
+
+def test_a_secret_in_a_series_name_or_tooltip_never_reaches_the_svg() -> None:
+    """Each string of a point's tooltip passes through the redaction (the tooltip is built from redacted parts)."""
+    token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    chart = Chart(
+        "T",
+        Axis("Concurrency", scale="log2"),
+        Axis("y"),
+        (
+            Series(f"v {token}", (Point(2, 3, tooltip=f"run {token}"), Point(4, 5))),
+            Series("plain <b>", (Point(2, 1, tooltip="mean of 3 runs"),)),
+        ),
+    )
+    svg = render_svg(chart)
+    assert token not in svg and "ghp_" not in svg
+    titles = ["".join(t.itertext()) for t in parse(svg).iter("{http://www.w3.org/2000/svg}title")]
+    assert "v <redacted>: 3 at concurrency 2 (run <redacted>)" in titles
+    assert "v <redacted>: 5 at concurrency 4" in titles
+    assert "plain <b>: 1 at concurrency 2 (mean of 3 runs)" in titles  # escaped in the SVG, read back as text
+    long = Chart("T", Axis("x"), Axis("y"), (Series("s" * 4100, (Point(1, 2),)),))
+    (tip,) = [
+        t
+        for t in parse(render_svg(long)).iter("{http://www.w3.org/2000/svg}title")
+        if "more characters" in (t.text or "")
+    ]
+    assert tip.text is not None and tip.text.startswith("s" * 4000 + " … [")  # cut as one sentence, as before
