@@ -56,6 +56,8 @@ _INLINE = re.compile(
 _SEPARATOR = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _FIGURE_START = '<figure class="bench-figure"'
+_SCROLL_OPEN = '<div class="bench-scroll" markdown>'
+_DOWNLOADS_OPEN = '<p class="bench-downloads" markdown>'
 _CODE_OPEN = re.compile(r"( *)(`{3,})[A-Za-z0-9_+-]*[ \t]*$")
 _ADMONITION = re.compile(r"(?:!!!|\?\?\?\+?) [a-z]+(?: \"[^\"]*\")?[ \t]*$")
 _LIST_ITEM = re.compile(r"- \S")
@@ -208,7 +210,7 @@ def _indent(line: str) -> str:
 def prerender(markdown: str, resolve: Resolve, code: Code | None = None) -> Prerendered:
     """Take the tables, chart figures, one-line bullet lists and (given ``code``) fenced code blocks out of
     ``markdown`` (see the module docstring)."""
-    if "|" not in markdown and _FIGURE_START not in markdown and "- " not in markdown and "```" not in markdown:
+    if not any(x in markdown for x in ("|", _FIGURE_START, "- ", "```", _DOWNLOADS_OPEN)):
         return Prerendered(markdown)
     nonce = hashlib.sha1(markdown.encode("utf-8")).hexdigest()[:12]
     lines = markdown.split("\n")
@@ -244,7 +246,11 @@ def prerender(markdown: str, resolve: Resolve, code: Code | None = None) -> Prer
         stripped = line.lstrip(" ")
         end = i
         html_block: str | None = None
-        if block_start and stripped.startswith("|") and i + 1 < len(lines) and _SEPARATOR.match(lines[i + 1].strip()):
+        if block_start and line == _SCROLL_OPEN:
+            end, html_block = _scroll(lines, i, resolve)
+        elif block_start and line.startswith(_DOWNLOADS_OPEN) and line.endswith("</p>"):
+            end, html_block = i + 1, _downloads(lines, i, resolve)
+        elif block_start and stripped.startswith("|") and i + 1 < len(lines) and _SEPARATOR.match(lines[i + 1].strip()):
             prefix = _indent(line)
             end = i
             while end < len(lines) and lines[end].startswith(prefix) and lines[end].strip().startswith("|"):
@@ -279,12 +285,48 @@ def _stash(
     out: list[str], blocks: dict[str, str], nonce: str, lines: Sequence[str], i: int, end: int, html_block: str
 ) -> int:
     """Put a placeholder paragraph for ``lines[i:end]`` (rendered as ``html_block``) into ``out``; the next line."""
-    key = f"BENCHBLOCK{nonce}N{len(blocks)}X"
-    blocks[key] = html_block
-    out.append(_indent(lines[i]) + key)
+    last = next(reversed(blocks), None)
+    if last is not None and len(out) >= 2 and out[-1] == "" and out[-2] == _indent(lines[i]) + last:
+        # right after another block: one placeholder for both (Markdown writes one line break between two blocks)
+        blocks[last] += "\n" + html_block
+        out.pop()  # the blank line between them
+    else:
+        key = f"BENCHBLOCK{nonce}N{len(blocks)}X"
+        blocks[key] = html_block
+        out.append(_indent(lines[i]) + key)
     if end < len(lines) and lines[end].strip():
         out.append("")  # Markdown ends a raw block at its closing tag; a placeholder paragraph needs a blank line
     return end
+
+
+def _scroll(lines: Sequence[str], i: int, resolve: Resolve) -> tuple[int, str | None]:
+    """A table in its scroll box (``bench.site``'s ``scroll_box``: the ``<div>`` line, a blank line, the table, a
+    blank line, ``</div>``) starting at ``lines[i]``: its end and its HTML (None: not one this module renders)."""
+    end = i + 2
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    table = lines[i + 2 : end]
+    closed = lines[end : end + 2] == ["", "</div>"] and (end + 2 == len(lines) or not lines[end + 2].strip())
+    if lines[i + 1 : i + 2] != [""] or len(table) < 3 or not closed or not _SEPARATOR.match(table[1].strip()):
+        return i, None
+    try:
+        return end + 2, f'<div class="bench-scroll">\n{_table(table, resolve)}\n</div>'
+    except _Unsupported:
+        return i, None
+
+
+def _downloads(lines: Sequence[str], i: int, resolve: Resolve) -> str | None:
+    """A line of download links (``bench.site``'s ``downloads_line``, a ``<p markdown>`` of inline text) as HTML (None:
+    not one this module renders)."""
+    if i + 1 < len(lines) and lines[i + 1].strip():
+        return None
+    inner = lines[i][len(_DOWNLOADS_OPEN) : -len("</p>")]
+    if "<" in inner or ">" in inner:
+        return None
+    try:
+        return f'<p class="bench-downloads">{_inline(inner, resolve)}</p>'
+    except _Unsupported:
+        return None
 
 
 def _contained(lines: Sequence[str], i: int) -> bool:

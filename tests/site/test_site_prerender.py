@@ -157,3 +157,31 @@ def test_a_doubled_placeholder_is_an_error() -> None:
     (key,) = pre.blocks
     with pytest.raises(ValueError, match="twice"):
         restore(f"<p>{key}</p><p>{key}</p>", pre.blocks)
+
+
+def test_scroll_boxes_download_lines_and_neighbouring_blocks_render_as_markdown_renders_them() -> None:
+    table = "| A | B |\n| --- | ---: |\n| [x](a.md) | 2 |"
+    text = (
+        f'## T\n\n<div class="bench-scroll" markdown>\n\n{table}\n\n</div>\n\n'
+        '<p class="bench-downloads" markdown>Download this: [CSV](a.csv) · [JSON](a.json)</p>\n\n'
+        f"{table}\n\n- a\n- b\n\n```json\n{{}}\n```\n\nAfter.\n"
+    )
+    plain, fast, n = _both_ways(text)
+    assert fast == plain
+    assert n == 1  # five blocks in a row: one placeholder
+    assert "bench-scroll" not in prerender(text, lambda url: url, _code).markdown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<div class="bench-scroll" markdown>\n\n| A |\n| --- |\n| 1 |\n\n</div>\ntext\n',  # no blank line after
+        '<div class="bench-scroll" markdown>\n\n| A |\n| --- |\n| 1 |\n\nmore\n\n</div>\n',  # more than a table
+        '<p class="bench-downloads" markdown>Get <b>it</b>: [CSV](a.csv)</p>\n',  # HTML inside
+        '<p class="bench-downloads" markdown>Get: [CSV](a.csv)</p>\nmore\n',  # a paragraph goes on
+    ],
+)
+def test_boxes_and_lines_it_does_not_render_are_left_to_markdown(text: str) -> None:
+    plain, fast, _ = _both_ways(text)
+    assert fast == plain
+    assert "bench-" in prerender(text, lambda url: url, _code).markdown
