@@ -16,7 +16,8 @@ pages to a folder for any other generator. Everything public is exported here; t
 * ``_offline``: the check that the built site loads nothing from outside;
 * ``_performance``: the Performance page, from the benchmark scripts' result files;
 * ``_page_shell``: record pages' cache keys and the theme's page shell filled per page;
-* ``_prerender``: tables and charts as ready HTML, so Markdown does not parse them again;
+* ``_prerender`` (and ``_prerender_cells``): tables, charts, one-line lists, code blocks, scroll boxes and download
+  lines as ready HTML, so Markdown does not parse them again;
 * ``_search``: what the search index holds of the generated pages (titles and key fields, not their text).
 """
 

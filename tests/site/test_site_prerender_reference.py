@@ -1,6 +1,6 @@
-"""The fast table renderer of ``bench.site._prerender`` writes byte for byte what its first, plain version wrote (kept
-here as the reference), on every table of the site's pages (shipped and fixture records, 200 synthetic ones) and on
-generated rows. The first version is itself checked against Python-Markdown by ``test_site_prerender.py``."""
+"""The fast table renderer of ``bench.site._prerender_cells`` writes byte for byte what its first, plain version wrote
+(kept here as the reference), on every table of the site's pages (shipped and fixture records, 200 synthetic ones)
+and on generated rows. The first version is itself checked against Python-Markdown by ``test_site_prerender.py``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from site_helpers import DOCS, FIXTURES, ROOT, SHIPPED
 
-import bench.site._prerender as P
+import bench.site._prerender as R
+import bench.site._prerender_cells as P
 from bench.site import expand_shortcodes, load_site, prerender, site_pages
 
 Resolve = Callable[[str], str]
@@ -135,18 +136,18 @@ def site_tables(tmp_path_factory: pytest.TempPathFactory) -> list[list[str]]:
     for path in sorted(DOCS.rglob("*.md")):
         pages.append(expand_shortcodes(path.read_text(encoding="utf-8"), site, path.relative_to(DOCS).as_posix()))
     tables: list[list[str]] = []
-    real = P._table
+    real = R._table  # as prerender calls it
 
     def spy(lines: Sequence[str], resolve: Resolve) -> str:
         tables.append(list(lines))
         return real(lines, resolve)
 
-    P._table = spy
+    R._table = spy
     try:
         for text in pages:
             prerender(text, lambda url: url)
     finally:
-        P._table = real
+        R._table = real
     return tables
 
 
