@@ -24,12 +24,12 @@ import gzip
 import hashlib
 import logging
 import posixpath
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from mkdocs import utils
@@ -38,7 +38,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files, file_sort_key
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
-from mkdocs.structure.toc import AnchorLink, TableOfContents
+from mkdocs.structure.toc import TableOfContents
 from mkdocs.utils import meta
 
 from bench.record.load import LoadedRecord
@@ -60,91 +60,41 @@ from bench.site import (
 )
 from bench.site._paths import record_page
 
+if TYPE_CHECKING:
+    from hooks.page_parts import (
+        Recording,
+        RecordPageFile,
+        Warnings,
+        nav_pages,
+        quiet_logs,
+        read_text,
+        release,
+        toc_data,
+        toc_links,
+    )
+else:  # MkDocs puts this folder on sys.path while it loads a hook
+    from page_parts import (
+        Recording,
+        RecordPageFile,
+        Warnings,
+        nav_pages,
+        quiet_logs,
+        read_text,
+        release,
+        toc_data,
+        toc_links,
+    )
+
 __all__ = ["RecordPageFile", "RecordPages"]
 
 _HERE = Path(__file__).resolve().parent
 _ADAPTER = (
     "record_pages.py",
+    "page_parts.py",
     "site_hooks.py",
     "highlight_memo.py",
 )  # the code that makes a record page's body (gen_pages.py does not)
 _LIBRARIES = ("mkdocs", "markdown", "pymdown-extensions", "mkdocs-material", "pygments")
-
-
-class RecordPageFile(File):
-    """A record page in MkDocs' files (links to it resolve and validate) that MkDocs does not build: its HTML is
-    written by :class:`RecordPages`."""
-
-    def __init__(self, src_uri: str, config: MkDocsConfig) -> None:
-        super().__init__(
-            src_uri,
-            None,
-            config.site_dir,
-            config.use_directory_urls,
-            dest_uri=src_uri.rsplit(".", 1)[0] + ".html",
-        )
-        self.edit_uri = None
-
-    def is_documentation_page(self) -> bool:
-        return False
-
-    def is_static_page(self) -> bool:
-        return False
-
-    def copy_file(self, dirty: bool = False) -> None:
-        """Written by :meth:`RecordPages.render` (before MkDocs copies static files)."""
-
-    def is_modified(self) -> bool:
-        return True
-
-
-class _Recording(Files):
-    """``files`` that remembers which paths a page's links looked up."""
-
-    def __init__(self, inner: Files) -> None:  # no super().__init__: everything else is the inner collection's
-        self._inner = inner
-        self.asked: list[str] = []
-        self.missed = False
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def __iter__(self) -> Iterator[File]:
-        return iter(self._inner)
-
-    def __len__(self) -> int:
-        return len(self._inner)
-
-    def __contains__(self, path: str) -> bool:
-        return path in self._inner
-
-    def get_file_from_path(self, path: str) -> File | None:
-        found = self._inner.get_file_from_path(path)
-        self.asked.append(path)
-        self.missed = self.missed or found is None
-        return found
-
-
-class _Warnings(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.count += 1
-
-
-def _toc_json(items: list[AnchorLink]) -> list[dict[str, Any]]:
-    return [{"title": a.title, "id": a.id, "level": a.level, "children": _toc_json(a.children)} for a in items]
-
-
-def _toc(items: list[dict[str, Any]]) -> list[AnchorLink]:
-    out = []
-    for item in items:
-        link = AnchorLink(item["title"], item["id"], item["level"])
-        link.children = _toc(item["children"])
-        out.append(link)
-    return out
 
 
 # mkdocs serve: each page's body key and what the page needs of its body but its HTML (title, anchors, links, table
@@ -155,39 +105,6 @@ _Job = tuple[str, str | None, Callable[[], str]]  # a page, its body's cache key
 MIN_PARALLEL = 16  # fewer bodies to convert than this: not worth a fork
 # A build holding more than this converts in one process: its children would copy most of it (bench.site.in_workers)
 FORK_RESIDENT_MAX = 1024 * 2**20
-
-
-def _read(path: str) -> str:
-    return Path(path).read_text(encoding="utf-8")
-
-
-def _release(page: Page) -> None:
-    """Drop what a page holds once its body is written or cached: a build holds one page's Markdown and HTML at a
-    time, not all of them (each file keeps its last ``Page`` as ``file.page``; a forked converter that kept them
-    grew by 600 MiB over 1,500 pages)."""
-    page.content = page.markdown = None
-    page.toc = TableOfContents([])
-
-
-def _quiet_logs() -> None:
-    """In a forked converter: log nothing (the parent converts again, and reports, any page that warned)."""
-    root = logging.getLogger()
-    for logger in (root, logging.getLogger("mkdocs")):
-        for handler in list(logger.handlers):
-            logger.removeHandler(handler)
-    root.addHandler(logging.NullHandler())
-
-
-def _nav_pages(nav: Any) -> Iterator[str]:
-    """Every page path named in ``mkdocs.yml``'s ``nav`` (those pages stay MkDocs' own)."""
-    if isinstance(nav, str):
-        yield nav
-    elif isinstance(nav, dict):
-        for value in nav.values():
-            yield from _nav_pages(value)
-    elif isinstance(nav, list):
-        for item in nav:
-            yield from _nav_pages(item)
 
 
 def renderer_version(config: MkDocsConfig) -> str:
@@ -230,7 +147,7 @@ class RecordPages:
         files = self.all_files
         for loaded in self.site.records:
             self._register(record_page(loaded.record))
-        in_nav = set(_nav_pages(self.config.nav or []))
+        in_nav = set(nav_pages(self.config.nav or []))
         for f in list(files.documentation_pages()):
             src = f.src_uri
             if src.startswith(GENERATED_DIRS) and src not in in_nav and src not in self.files:
@@ -252,8 +169,8 @@ class RecordPages:
         """The page's body as MkDocs makes it from ``markdown``, and whether it may be cached (no warning, every
         link found)."""
         config = self.config
-        recording = _Recording(files)
-        warnings = _Warnings()
+        recording = Recording(files)
+        warnings = Warnings()
         logger = logging.getLogger("mkdocs")
         logger.addHandler(warnings)
         config._current_page = page
@@ -270,7 +187,7 @@ class RecordPages:
             "content": page.content,
             "meta": page.meta,
             "title": page.title,
-            "toc": _toc_json(list(page.toc)),
+            "toc": toc_data(list(page.toc)),
             "anchors": sorted(page.present_anchor_ids or ()),
             "links": sorted(set(recording.asked)),
             "anchor_links": {f.src_uri: links for f, links in (page.links_to_anchors or {}).items()},
@@ -315,7 +232,7 @@ class RecordPages:
         probe.meta = {**page.meta, "title": TITLE_SENTINEL}
         if toc and toc[0]["level"] == 1:
             toc[0] = {**toc[0], "title": HEADING_SENTINEL, "id": H1_URL_SENTINEL[1:]}
-        probe.toc = TableOfContents(_toc(toc))
+        probe.toc = TableOfContents(toc_links(toc))
         marker = CONTENT_SENTINEL + ('<h1 id="x">' if "<h1 id=" in content else "<h1" if "<h1" in content else "")
         probe.content = marker
         try:
@@ -371,7 +288,7 @@ class RecordPages:
             assert shell is not None and first is not None and isinstance(title, str)
             html = shell.fill(page=src, title=title, h1_url=f"#{first['id']}", content=body["content"])
         else:
-            page.toc = TableOfContents(_toc(toc))
+            page.toc = TableOfContents(toc_links(toc))
             html = self._template(env, nav, files, page)
         data = html.encode("utf-8", errors="xmlcharrefreplace")
         if outputs is not None:  # kept by content and linked (bench.site.Outputs)
@@ -385,7 +302,7 @@ class RecordPages:
                 self._bodies[src] = (key, {**meta, "h1": h1, "page_title": title})
         else:
             utils.write_file(data, f.abs_dest_path)
-        _release(page)
+        release(page)
         self._anchor_links(page, body["anchor_links"])
         return converted
 
@@ -444,8 +361,8 @@ class RecordPages:
             key = record_page_key(self.site, loaded, renderer) if cached else None
             jobs.append((record_page(loaded.record), key, partial(self._record_markdown, loaded)))
         for src, source in self.generated.items():
-            key = generated_page_key(src, _read(source), renderer) if cached else None
-            jobs.append((src, key, partial(_read, source)))  # read again when converted: not all held at once
+            key = generated_page_key(src, read_text(source), renderer) if cached else None
+            jobs.append((src, key, partial(read_text, source)))  # read again when converted: not all held at once
         self._convert_missing(jobs)
         for src, key, markdown in jobs:
             if self._write(src, key, markdown):
@@ -469,7 +386,7 @@ class RecordPages:
             return
         self.converted.update(src for src, _, _ in missing)
         self.forked = in_workers(
-            missing, self._convert_into_cache, self.workers, child_setup=_quiet_logs, max_resident=FORK_RESIDENT_MAX
+            missing, self._convert_into_cache, self.workers, child_setup=quiet_logs, max_resident=FORK_RESIDENT_MAX
         )
 
     def _convert_into_cache(self, jobs: Sequence[_Job]) -> None:
@@ -480,7 +397,7 @@ class RecordPages:
             body, cacheable = self._convert(markdown(), page, self.all_files)
             if cacheable and key is not None:
                 cache.remember_page(key, body)
-            _release(page)
+            release(page)
 
     def _record_markdown(self, loaded: LoadedRecord) -> str:
         return site_record_markdown(self.site, loaded.record)

@@ -48,7 +48,7 @@ from ._page_shell import (
     shell_key,
     shell_page,
 )
-from ._pages import TextParts, experiments_index, records_index, site_pages
+from ._pages import experiments_index, records_index, site_pages
 from ._performance import PERFORMANCE_PAGE, load_results, performance_markdown
 from ._prerender import Prerendered, prerender, restore
 from ._ratio_chart import ratio_chart
@@ -59,6 +59,7 @@ from ._shortcodes import SHORTCODES, ShortcodeError, expand_shortcodes
 from ._site_data import CONFIG_KEY, RECORDS_ENV, SiteData, load_site, records_dir
 from ._site_records import keep_loaded_records
 from ._site_style import SITE_STYLE, site_style
+from ._text_parts import TextParts
 from ._tradeoff_chart import pareto_front, tradeoff_chart
 from ._workers import WORKERS_ENV, WorkersError, build_workers, in_workers
 from ._write_pages import write_pages

@@ -27,6 +27,7 @@ from ._paths import experiment_download, experiment_page, history_page, link
 from ._records_table import records_table
 from ._site_data import SiteData
 from ._site_style import SITE_STYLE
+from ._text_parts import TextParts
 from ._tradeoff_chart import per_gpu, tradeoff_chart
 
 __all__ = [
@@ -183,11 +184,11 @@ def experiment_rows_line(experiment: str, page: str) -> str:
     return downloads_line(page, f"every figure of {experiment}'s records, level by level", files)
 
 
-def experiment_downloads(site: SiteData, experiment: str) -> Iterator[tuple[str, str]]:
+def experiment_downloads(site: SiteData, experiment: str) -> Iterator[tuple[str, TextParts]]:
     """The experiment's frame rows as CSV and JSON: (docs-relative path, content)."""
     ids = [lr.record.id for lr in site.experiments.get(experiment, [])]
-    yield experiment_download(experiment, "csv"), site.csv_of(ids)
-    yield experiment_download(experiment, "json"), site.json_of(ids)
+    yield experiment_download(experiment, "csv"), site.rows_download(ids, "csv")
+    yield experiment_download(experiment, "json"), site.rows_download(ids, "json")
 
 
 def history_table(site: SiteData, experiment: str, page: str) -> str:

@@ -22,6 +22,7 @@ from ._history_parts import KIND_TEXT, HistoryRows, history_rows, page_of
 from ._markup import all_rows_line, downloads_line, scroll_box
 from ._paths import HISTORY_INDEX, experiment_link, history_download, history_page, link
 from ._site_data import SiteData
+from ._text_parts import TextParts
 
 __all__ = [
     "configuration_status",
@@ -163,11 +164,11 @@ def _history_part(site: SiteData, h: HistoryRows, part: int) -> str:
     return "\n".join(parts)
 
 
-def history_downloads(site: SiteData, key: str) -> Iterator[tuple[str, str]]:
+def history_downloads(site: SiteData, key: str) -> Iterator[tuple[str, TextParts]]:
     """The configuration's frame rows as CSV and JSON: (docs-relative path, content)."""
     ids = [r.id for r in site.configurations[key]]
-    yield history_download(key, "csv"), site.csv_of(ids)
-    yield history_download(key, "json"), site.json_of(ids)
+    yield history_download(key, "csv"), site.rows_download(ids, "csv")
+    yield history_download(key, "json"), site.rows_download(ids, "json")
 
 
 def history_index(site: SiteData) -> str:

@@ -107,7 +107,8 @@ class Outputs:
 
     def keep_parts(self, parts: Iterable[bytes]) -> Path:
         """:meth:`keep` for bytes too many to hold at once: written to a temporary file while hashed, then renamed
-        to its name unless a kept file there already holds them (compared by hashing it in turn)."""
+        to its name (over a kept file of that name: the new file holds the bytes whatever the old one holds now, and
+        a site linked to the old one keeps it)."""
         self.root.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".parts.", suffix=".tmp", dir=self.root)
         digest = hashlib.sha256()
@@ -119,12 +120,8 @@ class Outputs:
             name = digest.hexdigest()
             path = Path(self.root, name[:2], name)
             self.used.add(name)
-            if _hash_of(path) == name:
-                os.utime(path)
-                os.unlink(tmp)
-            else:
-                path.parent.mkdir(exist_ok=True)
-                os.replace(tmp, path)
+            path.parent.mkdir(exist_ok=True)
+            os.replace(tmp, path)
             return path
         except BaseException:
             if os.path.exists(tmp):
@@ -195,18 +192,6 @@ class Outputs:
                 except OSError:
                     continue
         return removed
-
-
-def _hash_of(path: Path) -> str | None:
-    """The sha256 of the file's bytes, read in pieces (None: no such file)."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                digest.update(chunk)
-    except OSError:
-        return None
-    return digest.hexdigest()
 
 
 def _write(dest: Path, data: bytes) -> None:

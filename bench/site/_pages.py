@@ -7,7 +7,7 @@ JSON and its levels as CSV, each experiment's and each configuration's rows as C
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from functools import partial
 
 from bench.md_table import md_table
@@ -39,35 +39,9 @@ from ._records_table import records_table
 from ._reliability import RELIABILITY_PAGE, reliability_markdown
 from ._shortcodes import shortcode_comparisons
 from ._site_data import SiteData
+from ._text_parts import TextParts
 
-__all__ = ["TextParts", "experiments_index", "records_index", "site_pages"]
-
-
-class TextParts:
-    """A generated file given as the way to make its text, in parts, in order: for the rows of every record (about
-    25 kB of CSV and 18 kB of JSON per record: 430 MB at 10,000 records, held three times over while one string was
-    encoded and compared), and for each record's downloads, which ``key`` names by everything they are made from
-    (a build that made the same key before need not make the text again). Iterating makes the parts afresh each
-    time; ``str()`` joins them."""
-
-    def __init__(self, parts: Callable[[], Iterable[str]], key: str | None = None, *, large: bool = False) -> None:
-        self._parts = parts
-        self.key = key
-        self.large = large  # never to be held whole
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._parts())
-
-    def __str__(self) -> str:
-        return "".join(self)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, TextParts | str):
-            return str(self) == str(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
+__all__ = ["experiments_index", "records_index", "site_pages"]
 
 FILTER_COLUMNS = "Experiment,Variant,Engine,GPU"
 
@@ -152,8 +126,7 @@ def site_pages(
             yield record_page(r), site_record_markdown(site, r)
         digest = getattr(loaded, "digest", None)  # the record file's path and bytes (a SiteRecord's cache key)
         yield record_json(r), TextParts(partial(_raw, loaded), f"raw\0{digest}" if digest else None)
-        csv_key = f"csv\0{site.settings.comparison.confidence!r}\0{digest}" if digest else None
-        yield record_csv(r), TextParts(partial(site.csv_parts, [r.id]), csv_key)
+        yield record_csv(r), site.rows_download([r.id], "csv")
     everyone = [lr.record.id for lr in site.records]
     yield all_rows_download("csv"), TextParts(partial(site.csv_parts, everyone), large=True)
     yield all_rows_download("json"), TextParts(partial(site.json_parts, everyone), large=True)

@@ -11,7 +11,7 @@ import os
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ from ._site_records import (
     squeeze,
     unsqueeze,
 )
+from ._text_parts import TextParts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -281,6 +282,19 @@ class SiteData:
         """These records' rows as JSON: what ``frame_json(frame_of(ids))`` writes, joined from each record's part,
         without pandas."""
         return "".join(self.json_parts(record_ids))
+
+    def rows_download(self, record_ids: Iterable[str], kind: str) -> TextParts:
+        """These records' rows as a CSV (``kind`` ``csv``) or JSON download, made when read; keyed by the records'
+        files (their cache digests) and the confidence level, so that a build that made the same file before may
+        take it as it is (``bench.site.Outputs.recall``). No key where a record has no digest (no site cache)."""
+        ids = self._ordered(record_ids)
+        digests = [getattr(self.by_id[rid], "digest", None) for rid in ids]
+        conf = repr(self.settings.comparison.confidence)
+        key = None
+        if all(isinstance(d, str) for d in digests):
+            key = hashlib.sha256("\0".join([kind, conf, *map(str, digests)]).encode("ascii")).hexdigest()
+        make = partial(self.csv_parts, ids) if kind == "csv" else partial(self.json_parts, ids)
+        return TextParts(make, key)
 
     def json_parts(self, record_ids: Iterable[str]) -> Iterator[str]:
         """:meth:`json_of` in pieces."""

@@ -6,9 +6,10 @@ from pathlib import Path
 
 from ._dead_ends import dead_end_page
 from ._front_matter import split_front_matter
-from ._pages import TextParts, site_pages
+from ._pages import site_pages
 from ._shortcodes import expand_shortcodes
 from ._site_data import SiteData
+from ._text_parts import TextParts
 
 __all__ = ["hand_written_pages", "write_pages"]
 
