@@ -263,11 +263,12 @@ def on_post_build(config: MkDocsConfig) -> None:
     if config.site_url:  # the site's own address (canonical links; `mkdocs serve` sets it to 127.0.0.1)
         allow += (config.site_url,)
     # every file of every build is checked; one whose bytes were found clean before is not parsed again
-    found = check_site(Path(config.site_dir), allow, cache_dir=default_cache_dir())
+    site = _site(config)
+    placed = site.cache.outputs.placed if site.cache is not None else None  # linked files: their hash is known
+    found = check_site(Path(config.site_dir), allow, cache_dir=default_cache_dir(), known=placed)
     if found:
         listed = "\n  ".join(str(v) for v in found[:50])
         raise PluginError(f"benchbook: the built site loads {len(found)} external resource(s):\n  {listed}")
-    site = _site(config)
     _add_search_entries(config, site)
     if (pages := _pages(config)) is not None:
         pages.sitemap()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -166,7 +166,11 @@ def _files(site_dir: Path) -> Iterable[Path]:
 
 
 def check_site(
-    site_dir: Path, allow: Sequence[str] = DEFAULT_ALLOW, *, cache_dir: Path | None = None
+    site_dir: Path,
+    allow: Sequence[str] = DEFAULT_ALLOW,
+    *,
+    cache_dir: Path | None = None,
+    known: Mapping[str, tuple[str, int, int]] | None = None,
 ) -> list[Violation]:
     """Every external load in the built site's HTML, CSS and SVG files.
 
@@ -174,16 +178,24 @@ def check_site(
     bytes an earlier build found clean, with this check code and this allow list, is not parsed again: the sha256
     digests of the clean files are kept in ``cache_dir/offline/<key>.txt``, ``key`` a hash of this module's source
     and of ``allow``, rewritten atomically after each build with the files found clean in it. A file that loads
-    something from outside is never kept, so it fails every build."""
+    something from outside is never kept, so it fails every build. ``known``: files whose bytes' sha256 the caller
+    knows (``bench.site.Outputs.placed``: a site file linked to a kept file named by it), with the size and
+    modification time they had then; such a file, unchanged since by both, is not read to be hashed."""
     store = _clean_store(cache_dir, allow)
-    known = _read_digests(store)
+    clean_before = _read_digests(store)
+    known_files = known or {}
     found: list[Violation] = []
     clean: set[str] = set()
     for path in _files(site_dir):
-        data = path.read_bytes()
         css = path.suffix.lower() == ".css"
-        digest = hashlib.sha256((b"css\0" if css else b"html\0") + data).hexdigest()
-        if digest in known:
+        kind = "css:" if css else "html:"
+        told = known_files.get(str(path))
+        if told is not None and _unchanged(path, told) and kind + told[0] in clean_before:
+            clean.add(kind + told[0])
+            continue
+        data = path.read_bytes()
+        digest = kind + hashlib.sha256(data).hexdigest()
+        if digest in clean_before:
             clean.add(digest)
             continue
         # as Path.read_text reads it: undecodable bytes replaced, universal newlines
@@ -193,7 +205,7 @@ def check_site(
         found += violations
         if not violations:
             clean.add(digest)
-    if store is not None and clean != known:
+    if store is not None and clean != clean_before:
         with contextlib.suppress(OSError):  # a read-only or full disk costs speed, never the check
             write_atomic(store, "".join(f"{d}\n" for d in sorted(clean)), durable=False)
     return found
@@ -219,4 +231,12 @@ def _read_digests(store: Path | None) -> frozenset[str]:
     return frozenset(line for line in lines if _DIGEST.fullmatch(line))
 
 
-_DIGEST = re.compile(r"[0-9a-f]{64}")
+_DIGEST = re.compile(r"(?:css|html):[0-9a-f]{64}")
+
+
+def _unchanged(path: Path, told: tuple[str, int, int]) -> bool:
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return (st.st_size, st.st_mtime_ns) == told[1:]

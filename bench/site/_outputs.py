@@ -56,6 +56,8 @@ class Outputs:
     # (mkdocs serve: most of a rebuild's files are the last one's)
     remember: bool = False
     _recalled: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # this build's entries
+    # every site file this build linked: {its path: (the kept file's name, i.e. the bytes' sha256; size; mtime ns)}
+    placed: dict[str, tuple[str, int, int]] = field(default_factory=dict)
 
     def recall(self, inputs: str) -> Path | None:
         """The kept file that the last build of this process made from ``inputs`` (a key of everything the file is
@@ -155,6 +157,9 @@ class Outputs:
             self.written += 1
             return
         self.linked += 1
+        with contextlib.suppress(OSError):
+            st = os.stat(target)
+            self.placed[target] = (kept.name, st.st_size, st.st_mtime_ns)
 
     def _folder(self, target: str) -> None:
         folder = os.path.dirname(target)

@@ -116,3 +116,39 @@ def test_a_torn_or_foreign_store_is_ignored(site: Path, tmp_path: Path, parsed: 
     parsed.clear()
     assert len(check_site(site, cache_dir=cache)) == 1
     assert len(parsed) == 7
+
+
+def test_a_linked_file_whose_hash_is_known_is_not_read_unless_it_changed(
+    site: Path, tmp_path: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files the build linked from kept files (``known``: their bytes' sha256, size and modification time) are not
+    read again when found clean before; one changed in place since (size or time differ) is read and parsed, and a
+    planted external load in it is still caught; a known hash not found clean before is parsed."""
+    import hashlib
+    import os
+
+    cache = tmp_path / "cache"
+    page = site / "p0.html"
+
+    def known() -> dict[str, tuple[str, int, int]]:
+        st = page.stat()
+        return {str(page): (hashlib.sha256(page.read_bytes()).hexdigest(), st.st_size, st.st_mtime_ns)}
+
+    told = known()
+    assert check_site(site, cache_dir=cache, known=told) == [] and "p0.html" in parsed  # not clean before: parsed
+    reads: list[str] = []
+    plain = Path.read_bytes
+
+    def counted(self: Path) -> bytes:
+        reads.append(self.name)
+        return plain(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    parsed.clear()
+    assert check_site(site, cache_dir=cache, known=told) == []
+    assert "p0.html" not in reads and "p1.html" in reads and parsed == []
+    with open(page, "r+b") as fh:  # changed in place: the link's kept bytes change with it
+        fh.write(PLANTED.encode().ljust(len(PAGE)))
+    os.utime(page, ns=(told[str(page)][2] + 10**9, told[str(page)][2] + 10**9))
+    found = check_site(site, cache_dir=cache, known=told)
+    assert [v.url for v in found] == ["https://cdn.example/x.js"] and "p0.html" in reads
