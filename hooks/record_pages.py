@@ -3,8 +3,8 @@
 
 MkDocs would read, convert and template every record page on every build and every ``mkdocs serve`` rebuild. Here
 
-* ``on_files`` registers each record page as a :class:`RecordPageFile`: MkDocs resolves and checks other pages'
-  links to it as to any page, but does not build it;
+* ``on_files`` registers each record page as a ``RecordPageFile`` (``hooks/page_parts.py``): MkDocs resolves and
+  checks other pages' links to it as to any page, but does not build it;
 * ``on_env`` makes each page's body as MkDocs makes a page's (the ``page_markdown`` / ``page_content`` events of
   every plugin, these hooks included, and ``Page.render`` with ``mkdocs.yml``'s Markdown extensions), or reads it
   from the site cache when nothing it depends on changed (``bench.site.record_page_key``); renders the theme's
@@ -61,31 +61,11 @@ from bench.site import (
 from bench.site._paths import record_page
 
 if TYPE_CHECKING:
-    from hooks.page_parts import (
-        Recording,
-        RecordPageFile,
-        Warnings,
-        nav_pages,
-        quiet_logs,
-        read_text,
-        release,
-        toc_data,
-        toc_links,
-    )
+    from hooks import page_parts as parts
 else:  # MkDocs puts this folder on sys.path while it loads a hook
-    from page_parts import (
-        Recording,
-        RecordPageFile,
-        Warnings,
-        nav_pages,
-        quiet_logs,
-        read_text,
-        release,
-        toc_data,
-        toc_links,
-    )
+    import page_parts as parts
 
-__all__ = ["RecordPageFile", "RecordPages"]
+__all__ = ["RecordPages"]
 
 _HERE = Path(__file__).resolve().parent
 _ADAPTER = (
@@ -127,7 +107,7 @@ class RecordPages:
     all_files: Files
     nav: Navigation | None = None
     env: jinja2.Environment | None = None
-    files: dict[str, RecordPageFile] = field(default_factory=dict)
+    files: dict[str, parts.RecordPageFile] = field(default_factory=dict)
     pages: dict[str, Page] = field(default_factory=dict)
     shells: dict[str, Shell | None] = field(default_factory=dict)
     generated: dict[str, str] = field(default_factory=dict)  # generated page -> the file holding its Markdown
@@ -147,7 +127,7 @@ class RecordPages:
         files = self.all_files
         for loaded in self.site.records:
             self._register(record_page(loaded.record))
-        in_nav = set(nav_pages(self.config.nav or []))
+        in_nav = set(parts.nav_pages(self.config.nav or []))
         for f in list(files.documentation_pages()):
             src = f.src_uri
             if src.startswith(GENERATED_DIRS) and src not in in_nav and src not in self.files:
@@ -159,7 +139,7 @@ class RecordPages:
         existing = files.get_file_from_path(src)
         if existing is not None:
             files.remove(existing)
-        f = RecordPageFile(src, self.config)
+        f = parts.RecordPageFile(src, self.config)
         files.append(f)
         self.files[src] = f
 
@@ -169,8 +149,8 @@ class RecordPages:
         """The page's body as MkDocs makes it from ``markdown``, and whether it may be cached (no warning, every
         link found)."""
         config = self.config
-        recording = Recording(files)
-        warnings = Warnings()
+        recording = parts.Recording(files)
+        warnings = parts.Warnings()
         logger = logging.getLogger("mkdocs")
         logger.addHandler(warnings)
         config._current_page = page
@@ -187,7 +167,7 @@ class RecordPages:
             "content": page.content,
             "meta": page.meta,
             "title": page.title,
-            "toc": toc_data(list(page.toc)),
+            "toc": parts.toc_data(list(page.toc)),
             "anchors": sorted(page.present_anchor_ids or ()),
             "links": sorted(set(recording.asked)),
             "anchor_links": {f.src_uri: links for f, links in (page.links_to_anchors or {}).items()},
@@ -232,7 +212,7 @@ class RecordPages:
         probe.meta = {**page.meta, "title": TITLE_SENTINEL}
         if toc and toc[0]["level"] == 1:
             toc[0] = {**toc[0], "title": HEADING_SENTINEL, "id": H1_URL_SENTINEL[1:]}
-        probe.toc = TableOfContents(toc_links(toc))
+        probe.toc = TableOfContents(parts.toc_links(toc))
         marker = CONTENT_SENTINEL + ('<h1 id="x">' if "<h1 id=" in content else "<h1" if "<h1" in content else "")
         probe.content = marker
         try:
@@ -288,7 +268,7 @@ class RecordPages:
             assert shell is not None and first is not None and isinstance(title, str)
             html = shell.fill(page=src, title=title, h1_url=f"#{first['id']}", content=body["content"])
         else:
-            page.toc = TableOfContents(toc_links(toc))
+            page.toc = TableOfContents(parts.toc_links(toc))
             html = self._template(env, nav, files, page)
         data = html.encode("utf-8", errors="xmlcharrefreplace")
         if outputs is not None:  # kept by content and linked (bench.site.Outputs)
@@ -302,7 +282,7 @@ class RecordPages:
                 self._bodies[src] = (key, {**meta, "h1": h1, "page_title": title})
         else:
             utils.write_file(data, f.abs_dest_path)
-        release(page)
+        parts.release(page)
         self._anchor_links(page, body["anchor_links"])
         return converted
 
@@ -361,8 +341,8 @@ class RecordPages:
             key = record_page_key(self.site, loaded, renderer) if cached else None
             jobs.append((record_page(loaded.record), key, partial(self._record_markdown, loaded)))
         for src, source in self.generated.items():
-            key = generated_page_key(src, read_text(source), renderer) if cached else None
-            jobs.append((src, key, partial(read_text, source)))  # read again when converted: not all held at once
+            key = generated_page_key(src, parts.read_text(source), renderer) if cached else None
+            jobs.append((src, key, partial(parts.read_text, source)))  # read again when converted: not all held at once
         self._convert_missing(jobs)
         for src, key, markdown in jobs:
             if self._write(src, key, markdown):
@@ -386,7 +366,11 @@ class RecordPages:
             return
         self.converted.update(src for src, _, _ in missing)
         self.forked = in_workers(
-            missing, self._convert_into_cache, self.workers, child_setup=quiet_logs, max_resident=FORK_RESIDENT_MAX
+            missing,
+            self._convert_into_cache,
+            self.workers,
+            child_setup=parts.quiet_logs,
+            max_resident=FORK_RESIDENT_MAX,
         )
 
     def _convert_into_cache(self, jobs: Sequence[_Job]) -> None:
@@ -397,7 +381,7 @@ class RecordPages:
             body, cacheable = self._convert(markdown(), page, self.all_files)
             if cacheable and key is not None:
                 cache.remember_page(key, body)
-            release(page)
+            parts.release(page)
 
     def _record_markdown(self, loaded: LoadedRecord) -> str:
         return site_record_markdown(self.site, loaded.record)

@@ -233,7 +233,7 @@ def test_attach_scancel_keeps_finished_levels_and_resume_reruns_only_that_task(
           - {{variant: long, max_tokens: 40}}
         results: results
         server:
-          command: [{sys.executable}, -m, bench.testing.testserver, --port, "{{port}}", --ttft-ms, "5", --itl-ms, "120",
+          command: [{sys.executable}, -m, bench.testing.testserver, --port, "{{port}}", --ttft-ms, "5", --itl-ms, "250",
                     --output-tokens, "64"]
           ready_timeout_s: 60
         slurm: {{partition: {PARTITION}}}
@@ -243,8 +243,8 @@ def test_attach_scancel_keeps_finished_levels_and_resume_reruns_only_that_task(
     _bench(slurm, repo.root, "submit", str(camp))
     plan = read_plan(tmp_path / "camp" / "results")
     first = plan.submissions[0]
-    # the long task finished level C=1; its level C=2 takes ~10 s (40 tokens 120 ms apart, twice), for the scancel
-    # to land in even on a loaded machine
+    # the long task finished level C=1; its level C=2 takes ~20 s (40 tokens 250 ms apart, twice), for the scancel
+    # to land in even on a loaded machine (with 120 ms, ~10 s, the full suite on 2 busy cores once missed it)
     record_path = _wait_for_levels(plan.records_dir(1), 1)
     slurm.run("scancel", f"{first.array_job}_1")
     _wait_all(slurm, plan)
