@@ -169,8 +169,8 @@ def history_rows(
     for rid, row in flag_rows:
         weight[rid] += _size(row)
     pages = _split(newest, weight, per_page, budget)
-    if (per_page, budget) == (HISTORY_PER_PAGE, ROWS_BUDGET):
-        _memo(site)[key] = {r.id: i for i, part in enumerate(pages, start=1) for r in part}
+    if (per_page, budget) == (HISTORY_PER_PAGE, ROWS_BUDGET) and key not in _memo(site):
+        _keep_parts(site, key, {r.id: i for i, part in enumerate(pages, start=1) for r in part})
     return HistoryRows(key, newest, record_rows, record_header, tables, flag_rows, pages)
 
 
@@ -178,6 +178,18 @@ def _memo(site: SiteData) -> dict[str, dict[str, int]]:
     """Configuration key -> record id -> its page, kept with the site for the build (as its cached properties are)."""
     memo: dict[str, dict[str, int]] = vars(site).setdefault("_history_page_of", {})
     return memo
+
+
+def _parts_key(site: SiteData, key: str) -> str:
+    return hashlib.sha256(f"history-parts\0{configuration_key(site, key)}".encode()).hexdigest()
+
+
+def _keep_parts(site: SiteData, key: str, parts: dict[str, int]) -> None:
+    """Which page holds each record of the configuration ``key``: for this build, and for the next in the site cache
+    (whichever makes the rows first: the history pages' generator on a cold build, :func:`page_of` on a warm one)."""
+    _memo(site)[key] = parts
+    if site.cache is not None:
+        site.cache.remember_page(_parts_key(site, key), {"parts": parts})
 
 
 def page_of(site: SiteData, key: str, record_id: str) -> int:
@@ -188,13 +200,10 @@ def page_of(site: SiteData, key: str, record_id: str) -> int:
     memo = _memo(site)
     if key not in memo:
         cache = site.cache
-        kept = hashlib.sha256(f"history-parts\0{configuration_key(site, key)}".encode()).hexdigest() if cache else ""
-        found = cache.page(kept) if cache is not None else None
+        found = cache.page(_parts_key(site, key)) if cache is not None else None
         parts = found.get("parts") if found is not None else None
         if isinstance(parts, dict) and all(isinstance(v, int) for v in parts.values()):
             memo[key] = {str(rid): part for rid, part in parts.items()}
         else:
             history_rows(site, key)
-            if cache is not None:
-                cache.remember_page(kept, {"parts": memo[key]})
     return memo[key].get(record_id, 1)

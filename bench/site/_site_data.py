@@ -30,7 +30,7 @@ from bench.settings import Settings
 from ._cache import SiteCache
 from ._dead_ends import DeadEnd, DeadEndError, load_dead_ends
 from ._git_info import GitInfo, load_git_info
-from ._lean import SiteRecord
+from ._lean import SharedValues, SiteRecord
 from ._reliability import Section, load_reliability
 from ._site_records import (
     RecordText,
@@ -216,7 +216,7 @@ class SiteData:
         out: dict[str, list[dict[str, Any]]] = {r.id: [] for r in records}
         for row in frame_rows(records, confidence=self.settings.comparison.confidence):
             out[row["record_id"]].append(row)
-        shared: dict[Any, Any] = {}
+        shared = SharedValues()
         return {rid: compact_rows(rows, shared) for rid, rows in out.items() if rows}
 
     @cached_property

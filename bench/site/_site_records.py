@@ -30,7 +30,7 @@ from bench.record.load import LoadedRecord, LoadResult, load_record, load_record
 from bench.record.model import Record
 
 from ._cache import SiteCache, record_key
-from ._lean import SiteRecord, lean, whole_record
+from ._lean import SharedValues, SiteRecord, fields_given_key, lean, whole_record
 from ._workers import in_workers
 
 __all__ = [
@@ -99,15 +99,13 @@ def record_text(rows: Rows) -> RecordText:
     return RecordText(squeeze(csv_lines(rows)), csv_fraction(rows), squeeze(json_lines(rows)))
 
 
-def compact_rows(rows: list[dict[str, Any]], shared: dict[Any, Any]) -> Rows:
+def compact_rows(rows: list[dict[str, Any]], shared: SharedValues) -> Rows:
     """Rows as tuples, their strings shared with every other record's (experiment, variant, engine, ...)."""
-    return tuple(
-        tuple(shared.setdefault(v, v) if type(v) is str else v for v in (row.get(c) for c in COLUMNS)) for row in rows
-    )
+    return tuple(tuple(shared[v] if type(v) is str else v for v in (row.get(c) for c in COLUMNS)) for row in rows)
 
 
 def _new_entry(
-    path: Path, text_read: str, shown: Shown, confidence: float, shared: dict[Any, Any]
+    path: Path, text_read: str, shown: Shown, confidence: float, shared: SharedValues
 ) -> tuple[dict[str, Any], Record, Rows, RecordText]:
     """A record read, validated, redacted and lean, with its rows and their text: its cache entry and those."""
     conf = repr(confidence)
@@ -146,7 +144,7 @@ def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, w
         return 0
 
     def read(share: Sequence[Path]) -> None:
-        shared: dict[Any, Any] = {}
+        shared = SharedValues()
         for path in share:
             try:
                 text_read = read_text_file(path, RecordError)
@@ -168,7 +166,7 @@ def load_site_records(
     checks) as ``shown`` makes it (the site's redaction; a ``RecordError`` it raises is that file's error), lean,
     with its rows of the frame at ``confidence``. With a cache and ``workers`` > 1, the records it lacks are read
     in that many processes first."""
-    shared: dict[Any, Any] = {}
+    shared = SharedValues()
     rows: dict[str, Rows] = {}
     texts: dict[str, RecordText] = {}
     conf = repr(confidence)
@@ -265,30 +263,16 @@ def keep_loaded_records(on: bool = True) -> None:
 
 class _SharingPickler(pickle.Pickler):
     """Pickles the fields-given sets of models and the strings by value, as references the unpickler resolves to
-    one object per value for the whole site (what :func:`bench.site._lean.share` does, at C speed on reading)."""
+    one object per value for the whole site (what :func:`bench.site._lean.share` does, at C speed on reading:
+    :func:`_loads`)."""
 
     def persistent_id(self, obj: Any) -> Any:
         t = type(obj)
         if t is str:
             return obj
         if t is set:  # a model's fields-given set: a record holds no other set (it is read from JSON)
-            return tuple(sorted(obj))
+            return fields_given_key(obj)
         return None
-
-
-class _SharingUnpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, table: dict[Any, Any]) -> None:
-        super().__init__(io.BytesIO(data))
-        self._table = table
-
-    def persistent_load(self, pid: Any) -> Any:
-        if type(pid) is str:
-            return self._table.setdefault(pid, pid)
-        key = ("fields-given", pid)
-        found = self._table.get(key)
-        if found is None:
-            found = self._table[key] = set(pid)
-        return found
 
 
 def _dumps(value: Any) -> bytes:
@@ -297,8 +281,11 @@ def _dumps(value: Any) -> bytes:
     return out.getvalue()
 
 
-def _loads(data: bytes, table: dict[Any, Any]) -> Any:
-    return _SharingUnpickler(data, table).load()
+def _loads(data: bytes, table: SharedValues) -> Any:
+    unpickler = pickle.Unpickler(io.BytesIO(data))
+    # C all the way: a value not in the table yet is added (SharedValues.__missing__)
+    unpickler.persistent_load = table.__getitem__  # type: ignore[method-assign]
+    return unpickler.load()
 
 
 def _restore(slim: Record, path: Path, rel: str, key: str, shown: Shown, cache: SiteCache | None) -> LoadedRecord:

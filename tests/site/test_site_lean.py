@@ -8,12 +8,13 @@ import pickle
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 from site_helpers import DOCS, SHIPPED
 
 from bench.record.errors import RecordError
 from bench.record.load import load_record
 from bench.site import SiteCache, load_site
-from bench.site._lean import SamplesNotLoaded, SiteRecord, UnloadedSamples, lean, whole_record
+from bench.site._lean import SamplesNotLoaded, SharedValues, SiteRecord, UnloadedSamples, lean, whole_record
 from bench.site._site_data import redacted_record
 
 
@@ -51,7 +52,7 @@ def test_runs_are_whole(records: Path) -> None:
 
 def test_lean_and_back_is_the_record() -> None:
     record = load_record(next(SHIPPED.glob("h200-ngram/*.json"))).record
-    slim, samples = lean(record, {})
+    slim, samples = lean(record, SharedValues())
     assert any(s is not None for s in samples)
     assert whole_record(slim, samples) == record
     assert whole_record(pickle.loads(pickle.dumps(slim)), pickle.loads(pickle.dumps(samples))) == record
@@ -69,3 +70,46 @@ def test_a_record_changed_during_the_build_is_an_error_not_a_mixed_page(records:
     with pytest.raises(RecordError) as info:
         _ = lr.raw
     assert info.value.path == str(lr.path) and "changed during the build" in info.value.expected
+
+
+def _strings_and_sets(value: object, out: list[object]) -> list[object]:
+    """Every string value and fields-given set inside a model tree (depth first, in order)."""
+    if isinstance(value, BaseModel):
+        out.append(value.__pydantic_fields_set__)
+        for v in value.__dict__.values():
+            _strings_and_sets(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _strings_and_sets(v, out)
+    elif type(value) in (list, tuple):
+        for v in value:  # type: ignore[attr-defined]
+            _strings_and_sets(v, out)
+    elif type(value) is str:
+        out.append(value)
+    return out
+
+
+def test_records_read_back_from_the_cache_share_their_strings_and_sets(records: Path, tmp_path: Path) -> None:
+    """A warm build's records (unpickled from the site cache) equal a cold build's, and every equal string and
+    fields-given set among all of them is one object, as ``share`` makes them in a cold build."""
+    cache = SiteCache(tmp_path / "cache", version="v1")
+    cold = load_site(records, DOCS, cache=cache)
+    warm_cache = SiteCache(tmp_path / "cache", version="v1")
+    warm = load_site(records, DOCS, cache=warm_cache)
+    assert warm_cache.hits >= len(warm.records) > 10 and warm_cache.misses == 0
+    # (lean samples equal only themselves: compared as dumped, and by their lengths)
+    assert [r.record.model_dump(mode="json") for r in warm.records] == [
+        r.record.model_dump(mode="json") for r in cold.records
+    ]
+    lengths = [[len(lv.samples.ttft_ms) if lv.samples else -1 for lv in r.record.levels] for r in cold.records]
+    assert [[len(lv.samples.ttft_ms) if lv.samples else -1 for lv in r.record.levels] for r in warm.records] == lengths
+    assert warm.record_rows == cold.record_rows
+    for site in (cold, warm):
+        values = [v for lr in site.records for v in _strings_and_sets(lr.record, [])]
+        rows = [c for lr in site.records for row in site.record_rows[lr.record.id] for c in row if type(c) is str]
+        by_value: dict[object, int] = {}
+        for v in [*values, *rows]:
+            key = ("set", tuple(sorted(v))) if isinstance(v, set) else v
+            by_value.setdefault(key, id(v))
+            assert by_value[key] == id(v), f"{key!r} is held twice"
+        assert sum(isinstance(v, set) for v in values) > 100 and len(by_value) < len(values) / 5
