@@ -19,7 +19,7 @@ A failed level (``Level.failure``) states no figure here: it never enters a seri
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -67,11 +67,14 @@ def config_key(record: Record) -> str:
     return f"{record.variant}@{fingerprint(record)}"
 
 
-def history(records: Iterable[Record]) -> dict[str, list[Record]]:
-    """Records grouped by configuration (``config_key``), each list ordered by time, then id."""
+def history(
+    records: Iterable[Record], *, fingerprint_of: Callable[[Record], str] = fingerprint
+) -> dict[str, list[Record]]:
+    """Records grouped by configuration (``config_key``; ``fingerprint_of``: the fingerprints, e.g. memoised), each
+    list ordered by time, then id."""
     out: dict[str, list[Record]] = {}
     for r in records:
-        out.setdefault(config_key(r), []).append(r)
+        out.setdefault(f"{r.variant}@{fingerprint_of(r)}", []).append(r)
     return {k: sorted(v, key=lambda r: (recorded_at(r), r.id)) for k, v in sorted(out.items())}
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from bench.compare import Comparison, Flag, fingerprint, flags, history, regression_flags, runs_of
+from bench.compare import Comparison, Flag, fingerprint, flags, history, runs_of
 from bench.dataframe import COLUMNS, frame_from_tuples, frame_rows
 from bench.frame_text import CSV_HEADER, csv_lines, json_document_parts
 from bench.json_indent import dumps_indent2
@@ -146,7 +146,7 @@ class SiteData:
     @cached_property
     def configurations(self) -> dict[str, list[Record]]:
         """``variant@fingerprint`` → its records in time order (``bench.compare.history``)."""
-        return history(r.record for r in self.records)
+        return history((r.record for r in self.records), fingerprint_of=self.fingerprint_of)
 
     @cached_property
     def configuration_of(self) -> dict[str, str]:
@@ -155,20 +155,29 @@ class SiteData:
 
     @cached_property
     def configuration_flags(self) -> dict[str, list[Flag]]:
-        """Configuration key → its regression/improvement flags, thresholds from the settings."""
+        """Configuration key → its regression/improvement flags, thresholds from the settings
+        (``bench.compare.regression_flags``). A configuration whose records and thresholds did not change keeps its
+        flags: in the site cache, and under ``mkdocs serve`` in memory."""
         th = self.settings.regression
-        if not kept_between_builds():
-            return regression_flags((r.record for r in self.records), th)
-        # under `mkdocs serve`: a configuration whose records and thresholds did not change keeps its flags
         settings = th.model_dump_json()
+        serving = kept_between_builds()
         out: dict[str, list[Flag]] = {}
         memo: dict[tuple[str, ...], list[Flag]] = {}
         for key, recs in self.configurations.items():
             found_key = (key, settings, *(self.digest(r) for r in recs))
-            found = _FLAGS_KEPT.get(found_key)
-            out[key] = memo[found_key] = found if found is not None else flags(recs, th)
-        _FLAGS_KEPT.clear()
-        _FLAGS_KEPT.update(memo)
+            found = _FLAGS_KEPT.get(found_key) if serving else None
+            if found is None and self.cache is not None:
+                kept = SiteCache.intervals_key("flags", *found_key)
+                found = self.cache.peek("flags", kept)
+                if not isinstance(found, list):
+                    found = flags(recs, th)
+                    self.cache.put_pickled("flags", kept, found)
+            elif found is None:
+                found = flags(recs, th)
+            out[key] = memo[found_key] = found
+        if serving:
+            _FLAGS_KEPT.clear()
+            _FLAGS_KEPT.update(memo)
         return out
 
     @cached_property

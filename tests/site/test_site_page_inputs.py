@@ -8,10 +8,13 @@ import shutil
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import pytest
 from site_helpers import DOCS
 
 from bench.git import RecordCommit
+from bench.record.model import Record
 from bench.settings import RegressionThresholds, Settings
 from bench.site import SiteCache, SiteData, experiment_markdown, history_markdown, load_site, site_pages
 from bench.site._git_info import GitInfo
@@ -140,3 +143,29 @@ def test_under_serve_the_last_builds_pages_and_flags_are_reused_while_their_inpu
             assert (found is flags[key]) == (key != changed), key
     finally:
         keep_loaded_records(False)
+
+
+def test_a_warm_build_takes_unchanged_configurations_flags_from_the_cache(
+    records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bench.site._site_data as site_data
+
+    cache = tmp_path / "cache"
+    cold = load_site(records, DOCS, cache=SiteCache(cache)).configuration_flags
+    assert cold == load_site(records, DOCS).configuration_flags and any(cold.values())
+    path, data = _record(records, "h200-sglang")
+    data["description"] = "Changed since the last build."
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    computed: list[str] = []
+    real = site_data.flags
+
+    def counting(recs: list[Record], th: Any) -> Any:
+        computed.extend(r.id for r in recs)
+        return real(recs, th)
+
+    monkeypatch.setattr(site_data, "flags", counting)
+    warm_site = load_site(records, DOCS, cache=SiteCache(cache))
+    warm = warm_site.configuration_flags
+    changed = warm_site.configuration_of[str(data["id"])]
+    assert set(computed) == {r.id for r in warm_site.configurations[changed]}  # only the changed configuration
+    assert warm == load_site(records, DOCS).configuration_flags
