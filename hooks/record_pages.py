@@ -10,7 +10,9 @@ MkDocs would read, convert and template every record page on every build and eve
   from the site cache when nothing it depends on changed (``bench.site.record_page_key``); renders the theme's
   ``main.html`` through MkDocs' own template context once per shell shape (``bench.site.Shell``) and fills it
   per page; writes the page. The links a cached body resolved are looked up again in this build's files: a
-  target that is gone renders the page afresh, so MkDocs reports the broken link itself (``--strict`` fails);
+  target that is gone renders the page afresh, so MkDocs reports the broken link itself (``--strict`` fails).
+  A page the last build made from the same body, shell and title is linked as that build made it, its body not read
+  (``_recall``; ``bench.site.Outputs.recall``);
 * ``sitemap`` adds the pages to ``sitemap.xml`` (MkDocs lists only the pages it built).
 
 Not run for these pages: ``on_pre_page``, ``on_page_read_source``, ``on_page_context`` and ``on_post_page`` (no
@@ -77,9 +79,9 @@ _ADAPTER = (
 _LIBRARIES = ("mkdocs", "markdown", "pymdown-extensions", "mkdocs-material", "pygments")
 
 
-# mkdocs serve: each page's body key and what the page needs of its body but its HTML (title, anchors, links, table
-# of contents, the shape of its top-level heading), from the last build of this process (RecordPages._recall)
-_LAST_BODIES: dict[str, tuple[str, dict[str, Any]]] = {}
+# Each page's body key and what the page needs of its body but its HTML (title, anchors, links, table of contents,
+# the shape of its top-level heading), as the last build left them in the site cache (RecordPages._recall)
+BODIES = "record-page-bodies"
 
 _Job = tuple[str, str | None, Callable[[], str]]  # a page, its body's cache key (None: not cached), its Markdown
 MIN_PARALLEL = 16  # fewer bodies to convert than this: not worth a fork
@@ -116,8 +118,9 @@ class RecordPages:
     generated_rendered: int = 0  # the same for the generated pages
     forked: int = 0  # child processes that converted bodies and ended well
     converted: set[str] = field(default_factory=set)
-    recalled: int = 0  # pages linked as the last build of this process made them (mkdocs serve)
-    _bodies: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # for _LAST_BODIES
+    recalled: int = 0  # pages linked as the last build made them (the site cache's outputs: Outputs.recall)
+    _bodies: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # for the next build (BODIES)
+    _last_bodies: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # the last build's
     _shell_digests: dict[int, str] = field(default_factory=dict)
     _linked: list[str] | None = None  # the folders of what the theme links to (see _linkless)
 
@@ -303,10 +306,10 @@ class RecordPages:
         return "\0".join(("page", src, key, digest, title))
 
     def _recall(self, src: str, key: str | None, page: Page) -> bool:
-        """``mkdocs serve``: link the page the last build of this process made from the same body (``key``), shell
-        and title, without reading the body (``bench.site.Outputs.recall``); whether it was."""
+        """Link the page the last build made from the same body (``key``), shell and title, without reading the body
+        (``bench.site.Outputs.recall``); whether it was."""
         env, nav, files = self.env, self.nav, self.all_files
-        last = _LAST_BODIES.get(src)
+        last = self._last_bodies.get(src)
         if last is None or last[0] != key or key is None or self.site.cache is None or env is None or nav is None:
             return False
         meta = last[1]
@@ -336,6 +339,9 @@ class RecordPages:
         self.env, files = env, self.all_files
         renderer = renderer_version(self.config)
         cached = self.site.cache is not None
+        if self.site.cache is not None and self.site.cache.outputs.remember:
+            last = self.site.cache.state(BODIES)
+            self._last_bodies = last if isinstance(last, dict) else {}
         jobs: list[_Job] = []
         for loaded in self.site.records:
             key = record_page_key(self.site, loaded, renderer) if cached else None
@@ -347,9 +353,8 @@ class RecordPages:
         for src, key, markdown in jobs:
             if self._write(src, key, markdown):
                 self.converted.add(src)
-        if self.site.cache is not None and self.site.cache.outputs.remember:  # for the next build of this process
-            _LAST_BODIES.clear()
-            _LAST_BODIES.update(self._bodies)
+        if self.site.cache is not None and self.site.cache.outputs.remember:  # for the next build
+            self.site.cache.keep_state(BODIES, self._bodies)
         self.rendered = sum(src not in self.generated for src in self.converted)
         self.generated_rendered = len(self.converted) - self.rendered
         for page in self.pages.values():  # every page's anchors are known now

@@ -276,7 +276,7 @@ def on_post_build(config: MkDocsConfig) -> None:
     if site.cache is not None:
         outputs = site.cache.outputs
         pruned = outputs.prune()
-        outputs.finish()
+        site.cache.finish()
         log.info(
             "%d generated file(s) linked from the site cache, %d written; %d kept file(s) no site uses removed",
             outputs.linked,

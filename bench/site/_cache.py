@@ -40,6 +40,9 @@ from ._outputs import Outputs
 __all__ = ["CACHE_ENV", "SiteCache", "code_version", "default_cache_dir", "record_key"]
 
 CACHE_ENV = "BENCHBOOK_CACHE_DIR"
+RECALLED = "recalled"  # SiteCache.state: the outputs the last build made (bench.site._outputs)
+# (cache folder, name) -> the state the last build of this process left (SiteCache.keep_state)
+_STATE: dict[tuple[str, str], Any] = {}
 PACKAGE = Path(__file__).resolve().parents[1]  # bench/
 
 
@@ -86,10 +89,33 @@ class SiteCache:
     @cached_property
     def outputs(self) -> Outputs:
         """The generated files kept by content and linked into each build (:mod:`bench.site._outputs`): one folder
-        for every code version (a file's name is its bytes' hash)."""
-        from ._site_records import kept_between_builds  # (it imports this module)
+        for every code version (a file's name is its bytes' hash); what the last build of this code version made
+        from which inputs (:meth:`finish`) is recalled."""
+        last = self.state(RECALLED)
+        return Outputs(self.root / "files", last=last if isinstance(last, dict) else {})
 
-        return Outputs(self.root / "files", remember=kept_between_builds())
+    def finish(self) -> None:
+        """End a build: what its outputs made is what the next build may recall (``Outputs.recall``)."""
+        self.keep_state(RECALLED, self.outputs.finish())
+
+    # -- what one build leaves to the next (small: one file each) -----------------------------------------------
+
+    def state(self, name: str) -> Any:
+        """What the last build of this code version left under ``name`` (:meth:`keep_state`), or None: from this
+        process's memory (``mkdocs serve`` rebuilds), else from the folder."""
+        key = (str(self.folder), name)
+        if key in _STATE:
+            return _STATE[key]
+        return self.peek("state", name)
+
+    def keep_state(self, name: str, value: Any) -> None:
+        """Leave ``value`` to the next build (in this process, and in the folder for another); the caller does not
+        change it afterwards. A process keeps the state of one cache folder at a time."""
+        folder = str(self.folder)
+        for key in [k for k in _STATE if k[0] != folder]:
+            del _STATE[key]
+        _STATE[(folder, name)] = value
+        self.put_pickled("state", name, value)
 
     def _path(self, kind: str, key: str) -> Path:
         return self.folder / kind / key[:2] / f"{key}.json"

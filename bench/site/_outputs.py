@@ -13,6 +13,11 @@ changed site keeps its own bytes). Where a link cannot be made (another file sys
 kept file removed by a concurrent prune), the file is written as before. :meth:`Outputs.prune` removes the kept files
 that no site links to, that this build did not use and that no build used in the last hour (a kept file is touched
 each time a build uses it: a concurrent build's are never removed under it).
+
+A build also notes which kept file it made from which inputs (:meth:`Outputs.note`, a key of everything the file is
+made from), and the next build (kept by ``bench.site.SiteCache`` in its code version's folder) links such a file
+without making it again, reading it or hashing it, if the kept file's size and modification time are still those the
+last build saw (:meth:`Outputs.recall`): as git's index trusts a file's stat, an edit in place changes them.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from pathlib import Path
 
 from bench.atomic_write import write_atomic
 
-__all__ = ["KEPT_FILES_KEY", "Outputs"]
+__all__ = ["KEPT_FILES_KEY", "Outputs", "Recalled"]
 
 # Where a generator adapter lists the downloads it kept ({docs-relative path: kept file}), in its config (hooks/).
 KEPT_FILES_KEY = "benchbook_kept_files"
@@ -37,9 +42,8 @@ KEPT_FILES_KEY = "benchbook_kept_files"
 GRACE_S = 3600.0  # a kept file used this recently is never pruned (another build may be about to link it)
 PRUNE_EVERY_S = GRACE_S / 4
 
-# What the builds of this process made, by a key of their inputs (``mkdocs serve``: Outputs(remember=True)):
-# {inputs: (kept file, its size, its mtime in ns)}, the entries the last build used.
-_RECALLED: dict[str, tuple[str, int, int]] = {}
+# What a build made, by a key of its inputs: {inputs: (kept file, its size, its mtime in ns)} (Outputs.recall)
+Recalled = dict[str, tuple[str, int, int]]
 
 
 @dataclass
@@ -52,20 +56,24 @@ class Outputs:
     linked: int = 0  # files the build linked from a kept file
     written: int = 0  # files it had to write (no kept file, or no link possible)
     _folders: set[str] = field(default_factory=set)  # folders known to exist (a site has thousands of files)
-    # whether a file made from the same inputs as in the last build of this process is taken from it unmade
-    # (mkdocs serve: most of a rebuild's files are the last one's)
-    remember: bool = False
-    _recalled: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # this build's entries
+    # what the last build made ({inputs: its kept file as that build left it}, from :meth:`finish`): a file made
+    # from the same inputs is taken from it unmade (most of a warm build's or a `mkdocs serve` rebuild's files are
+    # the last one's). None: nothing is recalled or noted
+    last: Recalled | None = None
+    _recalled: Recalled = field(default_factory=dict)  # this build's entries
     # every site file this build linked: {its path: (the kept file's name, i.e. the bytes' sha256; size; mtime ns)}
     placed: dict[str, tuple[str, int, int]] = field(default_factory=dict)
 
+    @property
+    def remember(self) -> bool:
+        """Whether this build recalls what the last one made (:attr:`last`) and notes what it makes."""
+        return self.last is not None
+
     def recall(self, inputs: str) -> Path | None:
-        """The kept file that the last build of this process made from ``inputs`` (a key of everything the file is
-        made from), if it still is as that build left it (size and modification time: a site file changed in place
-        changes them); None otherwise, or when not remembering."""
-        if not self.remember:
-            return None
-        found = _RECALLED.get(inputs)
+        """The kept file that the last build made from ``inputs`` (a key of everything the file is made from), if it
+        still is as that build left it (size and modification time: a site file changed in place changes them);
+        None otherwise, or when not remembering."""
+        found = self.last.get(inputs) if self.last is not None else None
         if found is None:
             return None
         path, size, mtime_ns = found
@@ -80,17 +88,15 @@ class Outputs:
         return Path(path)
 
     def note(self, inputs: str, kept: Path) -> None:
-        """Remember that ``kept`` was made from ``inputs`` (for :meth:`recall` in the next build of this process)."""
-        if self.remember:
+        """Remember that ``kept`` was made from ``inputs`` (for :meth:`recall` in the next build)."""
+        if self.last is not None:
             with contextlib.suppress(OSError):
                 st = os.stat(kept)
                 self._recalled[inputs] = (str(kept), st.st_size, st.st_mtime_ns)
 
-    def finish(self) -> None:
-        """End the build: what it made or recalled is what the next build may recall (nothing older)."""
-        if self.remember:
-            _RECALLED.clear()
-            _RECALLED.update(self._recalled)
+    def finish(self) -> Recalled:
+        """End the build: what it made or recalled, which the next build may recall (nothing older)."""
+        return self._recalled
 
     def keep(self, data: bytes) -> Path:
         """The kept file holding ``data`` (written when missing or no longer holding it)."""

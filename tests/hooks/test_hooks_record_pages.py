@@ -17,6 +17,7 @@ from hooks_helpers import ROOT, mkdocs_env
 from bench.site import load_site
 
 CONVERTED = re.compile(r"(\d+) record page\(s\): (\d+) converted")
+RECALLED = re.compile(r"(\d+) page\(s\) as the last build made them")
 GENERATED = re.compile(r"(\d+) generated page\(s\): (\d+) converted")
 
 
@@ -64,6 +65,8 @@ def test_record_pages_are_the_pages_mkdocs_renders_for_the_same_markdown(
     warm = _build(tmp_path / "warm", site_records, cache=tmp_path / "cache", config=config)
     assert _converted(warm) == (n, 0)
     assert _converted(warm, GENERATED) == (g, 0)
+    recalled = RECALLED.search(warm.stderr)  # every page linked as the last build (another process) made it
+    assert recalled is not None and int(recalled.group(1)) == n + g, warm.stderr
     mkdocs = _build(tmp_path / "mkdocs", site_records, config=config, BENCHBOOK_RECORD_PAGES="generator")
     assert mkdocs.returncode == 0, mkdocs.stdout + mkdocs.stderr
     assert CONVERTED.search(mkdocs.stderr) is None  # MkDocs built the record pages itself

@@ -21,12 +21,9 @@ def serving(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.syspath_prepend(str(ROOT / "hooks"))
     yield
     keep_loaded_records(False)
-    import record_pages
+    from bench.site import _cache
 
-    from bench.site import _outputs
-
-    record_pages._LAST_BODIES.clear()
-    _outputs._RECALLED.clear()
+    _cache._STATE.clear()
 
 
 def _serve_build(site: Path) -> object:

@@ -117,24 +117,41 @@ def test_bytes_kept_in_parts_are_kept_as_the_whole_would_be(tmp_path: Path) -> N
     assert sorted(p.name for p in (tmp_path / "files").rglob("*") if p.is_file()) == [streamed.name]
 
 
-def test_a_serving_process_recalls_what_the_same_inputs_made_while_it_is_unchanged(tmp_path: Path) -> None:
-    """``mkdocs serve`` (remember=True): a file made from the same inputs in the last build is taken unmade, unless
-    its bytes changed since (a site file edited in place); a build that does not remember recalls nothing."""
-    first = Outputs(tmp_path / "files", remember=True)
+def test_a_build_recalls_what_the_same_inputs_made_in_the_last_while_it_is_unchanged(tmp_path: Path) -> None:
+    """A file made from the same inputs in the last build is taken unmade, unless its bytes changed since (a site
+    file edited in place); a build given no last build recalls nothing."""
+    first = Outputs(tmp_path / "files", last={})
     assert first.recall("csv\0record-1") is None
     kept = first.keep(b"a,b\n1,2\n")
     first.note("csv\0record-1", kept)
     first.link(kept, tmp_path / "site" / "r1.csv")
-    first.finish()
-    second = Outputs(tmp_path / "files", remember=True)
+    second = Outputs(tmp_path / "files", last=first.finish())
     assert second.recall("csv\0record-1") == kept and second.recall("csv\0record-2") is None
-    assert Outputs(tmp_path / "files").recall("csv\0record-1") is None  # not remembering: `mkdocs build`
-    second.finish()
-    third = Outputs(tmp_path / "files", remember=True)
+    assert Outputs(tmp_path / "files").recall("csv\0record-1") is None  # not remembering
+    third = Outputs(tmp_path / "files", last=second.finish())
     assert third.recall("csv\0record-1") == kept  # what the second build recalled, the third may too
     time.sleep(0.01)
     with open(tmp_path / "site" / "r1.csv", "r+b") as fh:
         fh.write(b"X")
     assert third.recall("csv\0record-1") is None
-    third.finish()
-    assert Outputs(tmp_path / "files", remember=True).recall("csv\0record-1") is None  # forgotten: not used
+    assert Outputs(tmp_path / "files", last=third.finish()).recall("csv\0record-1") is None  # forgotten: not used
+
+
+def test_the_site_cache_hands_what_a_build_made_to_the_next_process(tmp_path: Path) -> None:
+    """What one build's outputs made is recalled by a build in another process (the state file in the cache's code
+    version folder), not by one of another code version, and a damaged state file recalls nothing."""
+    from bench.site import SiteCache
+    from bench.site import _cache as cache_module
+
+    cache = SiteCache(tmp_path / "cache", version="v1")
+    kept = cache.outputs.keep(b"page")
+    cache.outputs.note("page\0a", kept)
+    cache.finish()
+    cache_module._STATE.clear()  # another process
+    assert SiteCache(tmp_path / "cache", version="v1").outputs.recall("page\0a") == kept
+    assert SiteCache(tmp_path / "cache", version="v2").outputs.recall("page\0a") is None
+    state = next((tmp_path / "cache").rglob("recalled.pickle"))
+    state.write_bytes(state.read_bytes()[:20])
+    cache_module._STATE.clear()
+    damaged = SiteCache(tmp_path / "cache", version="v1")
+    assert damaged.outputs.remember and damaged.outputs.recall("page\0a") is None
