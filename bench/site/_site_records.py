@@ -30,6 +30,7 @@ from bench.record.load import LoadedRecord, LoadResult, load_record, load_record
 from bench.record.model import Record
 
 from ._cache import SiteCache, record_key
+from ._file_keys import FileKeys
 from ._lean import SharedValues, SiteRecord, fields_given_key, lean, whole_record
 from ._workers import in_workers
 
@@ -126,7 +127,7 @@ def _new_entry(
 MIN_PARALLEL = 16  # fewer records to read than this: not worth a fork
 
 
-def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, workers: int) -> int:
+def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, workers: int, keys: FileKeys) -> int:
     """Read the records the cache lacks in ``workers`` processes (``in_workers``), into the cache, where the loading
     pass finds them (a record a child could not read, a bad one above all, is read there again and reported)."""
     missing: list[Path] = []  # not their text: 1 GB at 10,000 records, read again by the process that reads each
@@ -135,7 +136,7 @@ def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, w
         if len(rel.parts) != 2:
             continue
         try:
-            key = record_key(rel.as_posix(), read_text_file(path, RecordError))
+            key = keys.key(path, rel.as_posix())[0]
         except RecordError:
             continue
         if not cache.has_pickled(KIND, key):
@@ -172,11 +173,11 @@ def load_site_records(
     conf = repr(confidence)
 
     kept: dict[tuple[str, str], _Kept] = {}
+    keys = FileKeys.of(cache)  # a file unchanged since the last build is keyed without being read
 
     def load(path: Path) -> LoadedRecord:
         rel = path.relative_to(root).as_posix()
-        text_read = read_text_file(path, RecordError)
-        key = record_key(rel, text_read)
+        key, text_read = keys.key(path, rel)
         found = _KEPT.records.get((key, conf)) if _KEPT.enabled and _KEPT.shown is shown else None
         if found is not None:  # loaded by the last build of this process: the same objects again
             kept[(key, conf)] = found
@@ -190,6 +191,9 @@ def load_site_records(
         mine: Rows | None
         text: RecordText | None = None
         if entry is None:
+            if text_read is None:  # keyed unread, but the cache lost its entry
+                text_read = read_text_file(path, RecordError)
+                key = record_key(rel, text_read)
             entry, slim, mine, text = _new_entry(path, text_read, shown, confidence, shared)
             if cache is not None:
                 cache.put_pickled(KIND, key, entry)
@@ -217,8 +221,9 @@ def load_site_records(
     gc.disable()  # millions of objects made and none freed: full collections would walk them again and again
     try:
         if cache is not None and workers > 1:
-            _fill_cache(root, shown, confidence, cache, workers)
+            _fill_cache(root, shown, confidence, cache, workers, keys)
         loaded = SiteRecords(load_records(root, load=load), rows, texts)
+        keys.finish(cache)
     finally:
         if enabled:
             gc.enable()
