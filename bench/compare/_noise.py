@@ -10,7 +10,7 @@ shipped records to justify the default noise floor.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from bench.figures import SPEED, figure
@@ -47,12 +47,18 @@ class SpreadSummary:
     largest: float
 
 
-def repeat_spreads(records: Iterable[Record], metrics: Sequence[str] = SPEED) -> list[RepeatSpread]:
-    """One spread per (configuration with two or more runs, level, speed figure) that every run states."""
+def repeat_spreads(
+    records: Iterable[Record],
+    metrics: Sequence[str] = SPEED,
+    *,
+    fingerprint_of: Callable[[Record], str] = fingerprint,
+) -> list[RepeatSpread]:
+    """One spread per (configuration with two or more runs, level, speed figure) that every run states
+    (``fingerprint_of``: the records' fingerprints, e.g. memoised)."""
     groups: dict[tuple[str, str, str], list[Record]] = {}
     for r in records:
         if r.run_group is not None:
-            groups.setdefault((r.run_group, r.variant, fingerprint(r)), []).append(r)
+            groups.setdefault((r.run_group, r.variant, fingerprint_of(r)), []).append(r)
     out: list[RepeatSpread] = []
     for (group, variant, _), runs in sorted(groups.items()):
         if len(runs) < 2:

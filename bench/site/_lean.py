@@ -147,7 +147,13 @@ class SiteRecord(LoadedRecord):
     ``raw`` when asked: it needs no samples) and the whole record read back by ``restore`` when asked."""
 
     def __init__(
-        self, record: Record, path: Path, restore: Callable[[], LoadedRecord], digest: str, raw: Callable[[], str]
+        self,
+        record: Record,
+        path: Path,
+        restore: Callable[[], LoadedRecord],
+        digest: str,
+        raw: Callable[[], str],
+        fingerprint: str | None = None,
     ) -> None:
         object.__setattr__(self, "record", record)
         object.__setattr__(self, "path", path)
@@ -156,6 +162,8 @@ class SiteRecord(LoadedRecord):
         # the sha256 of the file's path and bytes as the build read them (the cache's key of the record): with the
         # code version (the cache folder's name) it decides everything the site shows of the record
         object.__setattr__(self, "digest", digest)
+        # its context fingerprint (bench.compare.fingerprint) as the record's cache entry holds it (None: not known)
+        object.__setattr__(self, "fingerprint", fingerprint)
 
     def __getattr__(self, name: str) -> Any:
         if name == "raw":  # not held: read back for the one download that needs it

@@ -3,9 +3,9 @@ land apart (``bench.compare.noise``), per configuration, level and speed figure,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from bench.compare import floor_text, repeat_spreads, spread_summary
+from bench.compare import fingerprint, floor_text, repeat_spreads, spread_summary
 from bench.figures import figure, format_figure
 from bench.md_table import md_table
 from bench.record.model import Record
@@ -20,8 +20,10 @@ __all__ = ["SPREAD_ROWS", "repeat_spread_markdown"]
 SPREAD_ROWS = 200
 
 
-def repeat_spread_markdown(records: Iterable[Record], noise_floor: float) -> str:
-    spreads = repeat_spreads(records)
+def repeat_spread_markdown(
+    records: Iterable[Record], noise_floor: float, *, fingerprint_of: Callable[[Record], str] = fingerprint
+) -> str:
+    spreads = repeat_spreads(records, fingerprint_of=fingerprint_of)
     summary = spread_summary(spreads)
     if summary is None:
         return (

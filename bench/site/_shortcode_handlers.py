@@ -133,7 +133,9 @@ def _settings(c: Call) -> str:
 
 
 def _repeat_spread(c: Call) -> str:
-    return repeat_spread_markdown((lr.record for lr in c.site.records), c.site.settings.comparison.noise_floor)
+    site = c.site
+    records = (lr.record for lr in site.records)
+    return repeat_spread_markdown(records, site.settings.comparison.noise_floor, fingerprint_of=site.fingerprint_of)
 
 
 def _chart(c: Call) -> str:

@@ -112,7 +112,7 @@ class SiteData:
     @cached_property
     def fingerprints(self) -> dict[str, str]:
         """Record id → its fingerprint (``bench.compare.fingerprint``), computed once."""
-        return {r.record.id: fingerprint(r.record) for r in self.records}
+        return {r.record.id: getattr(r, "fingerprint", None) or fingerprint(r.record) for r in self.records}
 
     def fingerprint_of(self, record: Record) -> str:
         return self.fingerprints.get(record.id) or fingerprint(record)

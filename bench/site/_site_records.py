@@ -22,6 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from bench.compare import fingerprint
 from bench.dataframe import COLUMNS, frame_rows
 from bench.errors import read_text_file
 from bench.frame_text import csv_fraction, csv_lines, json_lines
@@ -120,6 +121,7 @@ def _new_entry(
         "raw": whole.raw if whole.raw != text_read else None,
         "rows": {conf: _dumps(mine)},
         "text": {conf: tuple(text)},
+        "fingerprint": fingerprint(whole.record),
     }
     return entry, slim, mine, text
 
@@ -181,12 +183,11 @@ def load_site_records(
         found = _KEPT.records.get((key, conf)) if _KEPT.enabled and _KEPT.shown is shown else None
         if found is not None:  # loaded by the last build of this process: the same objects again
             kept[(key, conf)] = found
-            slim, mine_kept, text_kept, changed = found
+            slim, mine_kept, text_kept, changed, fp = found
             restore = partial(_restore, slim, path, rel, key, shown, cache)
             rows[slim.id], texts[slim.id] = mine_kept, text_kept
-            return SiteRecord(
-                slim, path, restore, key, partial(_raw_text, path, rel, key, restore if changed else None, cache)
-            )
+            raw_text = partial(_raw_text, path, rel, key, restore if changed else None, cache)
+            return SiteRecord(slim, path, restore, key, raw_text, fp)
         entry = cache.get_pickled(KIND, key) if cache is not None else None
         mine: Rows | None
         text: RecordText | None = None
@@ -203,7 +204,8 @@ def load_site_records(
             text = RecordText(*entry["text"][conf]) if mine is not None and conf in entry["text"] else None
         restore = partial(_restore, slim, path, rel, key, shown, cache)
         raw = partial(_raw_text, path, rel, key, restore if entry["raw"] is not None else None, cache)
-        site_record = SiteRecord(slim, path, restore, key, raw)
+        fp = entry["fingerprint"]
+        site_record = SiteRecord(slim, path, restore, key, raw, fp)
         if mine is None or text is None:  # another confidence level than the entry's: the rows once more
             if mine is None:
                 mine = compact_rows(frame_rows([site_record.whole().record], confidence=confidence), shared)
@@ -214,7 +216,7 @@ def load_site_records(
                 cache.put_pickled(KIND, key, entry)
         rows[slim.id] = mine
         texts[slim.id] = text
-        kept[(key, conf)] = _Kept(slim, mine, text, entry["raw"] is not None)
+        kept[(key, conf)] = _Kept(slim, mine, text, entry["raw"] is not None, fp)
         return site_record
 
     enabled = gc.isenabled()
@@ -237,6 +239,7 @@ class _Kept(NamedTuple):
     rows: Rows
     text: RecordText
     raw_changed: bool  # redaction changed the file's text
+    fingerprint: str
 
 
 @dataclass

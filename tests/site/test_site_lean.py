@@ -113,3 +113,26 @@ def test_records_read_back_from_the_cache_share_their_strings_and_sets(records: 
             by_value.setdefault(key, id(v))
             assert by_value[key] == id(v), f"{key!r} is held twice"
         assert sum(isinstance(v, set) for v in values) > 100 and len(by_value) < len(values) / 5
+
+
+def test_a_records_fingerprint_comes_with_its_cache_entry(
+    records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fingerprint a site holds for a record is ``bench.compare.fingerprint`` of it; a warm build takes it from
+    the record's cache entry (not computed again), and the configurations it groups are a cold build's."""
+    import bench.site._site_data as site_data
+    from bench.compare import fingerprint
+
+    cold = load_site(records, DOCS, cache=SiteCache(tmp_path / "cache", version="v1"))
+    want = {lr.record.id: fingerprint(lr.record) for lr in cold.records}
+    assert cold.fingerprints == want and len(set(want.values())) > 3
+
+    def refuse(record: object) -> str:
+        raise AssertionError("a fingerprint computed again")
+
+    monkeypatch.setattr(site_data, "fingerprint", refuse)
+    warm = load_site(records, DOCS, cache=SiteCache(tmp_path / "cache", version="v1"))
+    assert warm.fingerprints == want
+    assert {k: [r.id for r in v] for k, v in warm.configurations.items()} == {
+        k: [r.id for r in v] for k, v in cold.configurations.items()
+    }
