@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from bench.figures import SPEED, figure
 from bench.level_order import level_name, level_sort_key
-from bench.record.model import Record
+from bench.record.model import Level, Record
 
 from ._context import fingerprint
 
@@ -64,12 +64,14 @@ def repeat_spreads(
         if len(runs) < 2:
             continue
         keys = {lv.key: lv for lv in runs[0].levels if not lv.failed}
+        # each run's first level of each key that did not fail (as a search of its levels in order finds it)
+        kept = [_first_levels(r) for r in runs]
         for key, first in sorted(keys.items(), key=lambda kv: level_sort_key(kv[1])):
             for name in metrics:
                 spec = figure(name)
                 figures = []
-                for r in runs:
-                    lv = next((x for x in r.levels if x.key == key and not x.failed), None)
+                for levels in kept:
+                    lv = levels.get(key)
                     found = spec.value(lv) if lv is not None else None
                     if found is not None and found[0] > 0:
                         figures.append(found[0])
@@ -77,6 +79,14 @@ def repeat_spreads(
                     out.append(
                         RepeatSpread(runs[0].experiment, variant, group, level_name(first), name, tuple(figures))
                     )
+    return out
+
+
+def _first_levels(record: Record) -> dict[str, Level]:
+    out: dict[str, Level] = {}
+    for lv in record.levels:
+        if not lv.failed:
+            out.setdefault(lv.key, lv)
     return out
 
 

@@ -22,7 +22,7 @@ PEAKS = (("Peak output tok/s", "output_throughput"), ("Peak total tok/s", "total
 
 
 def _peak(site: SiteData, record_id: str, key: str) -> str:
-    found = [(row[key], bool(row[f"{key}_approx"])) for row in site.rows_of([record_id]) if row[key] is not None]
+    found = [(v, bool(approx)) for v, approx in site.cells_of([record_id], (key, f"{key}_approx")) if v is not None]
     if not found:
         return "—"
     value, approximate = max(found)

@@ -54,6 +54,7 @@ RECORDS_ENV = "BENCHBOOK_RECORDS_DIR"
 CONFIG_KEY = "benchbook_site"
 # The variant an experiment's other variants are compared with when benchbook.yaml does not name one.
 DEFAULT_BASELINE = "baseline"
+COLUMN_INDEX = {c: i for i, c in enumerate(COLUMNS)}  # a column of the frame -> its place in a row's tuple
 # Whole records (with their samples) the site keeps at once: an experiment page compares about this many runs.
 WHOLE_KEPT = 64
 # Configuration (key, thresholds, record digests) -> its flags, as the last build of this process found them (only
@@ -239,6 +240,11 @@ class SiteData:
     def _tuples_of(self, record_ids: Iterable[str]) -> list[tuple[Any, ...]]:
         by_record = self._rows_by_record
         return [t for rid in self._ordered(record_ids) for t in by_record[rid]]
+
+    def cells_of(self, record_ids: Iterable[str], columns: Sequence[str]) -> list[tuple[Any, ...]]:
+        """Of each row of these records (in frame order), its cells in ``columns`` (names of ``COLUMNS``)."""
+        at = [COLUMN_INDEX[c] for c in columns]
+        return [tuple(t[i] for i in at) for t in self._tuples_of(record_ids)]
 
     def rows_of(self, record_ids: Iterable[str]) -> list[dict[str, Any]]:
         """The rows of these records, in frame order."""

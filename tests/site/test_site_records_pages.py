@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 from site_helpers import DOCS, FIXTURES, SHIPPED
@@ -53,3 +54,13 @@ def test_past_a_page_each_experiment_lists_its_records_in_parts(site: SiteData) 
     assert sorted(seen) == sorted(r.record.id for r in site.records)
     # the record pages themselves are still written, once each
     assert all(f"records/{r.record.experiment}/{r.record.id}.md" in pages for r in site.records)
+
+
+def test_cells_of_are_the_rows_columns(records: Path) -> None:
+    """``SiteData.cells_of`` (what the records table reads its peaks from) is each row's cells in those columns."""
+    site = load_site(records, DOCS)
+    ids = [lr.record.id for lr in site.records]
+    columns = ("output_throughput", "output_throughput_approx", "level", "record_id")
+    want = [tuple(row[c] for c in columns) for row in site.rows_of(ids)]
+    assert site.cells_of(ids, columns) == want and len(want) > 50
+    assert any(v is not None for v, *_ in want) and {r for *_, r in want} == set(ids)
