@@ -128,8 +128,9 @@ def site_pages(
         yield record_json(r), TextParts(partial(_raw, loaded), f"raw\0{digest}" if digest else None)
         yield record_csv(r), site.rows_download([r.id], "csv")
     everyone = [lr.record.id for lr in site.records]
-    yield all_rows_download("csv"), TextParts(partial(site.csv_parts, everyone), large=True)
-    yield all_rows_download("json"), TextParts(partial(site.json_parts, everyone), large=True)
+    for kind in ("csv", "json"):  # keyed as any rows download (by the records' digests), never held whole
+        rows = site.rows_download(everyone, kind)
+        yield all_rows_download(kind), TextParts(rows.__iter__, rows.key, large=True)
     shown = {
         path: text for exp in site.experiments for path, text in experiment_comparison_downloads(site, exp).items()
     }
