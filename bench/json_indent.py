@@ -105,11 +105,24 @@ def _write(value: Any, out: list[str], nl: str) -> None:
         raise _Unknown
 
 
-def dumps_indent2(value: Any) -> str:
-    """Exactly ``json.dumps(value, indent=2, ensure_ascii=False)``."""
+def _key_sorted(value: Any) -> Any:
+    """``value`` with the keys of every dict in it in sorted order (what ``sort_keys`` writes); a dict with a key
+    that is not a ``str`` is left to json whole."""
+    t = type(value)
+    if t is dict:
+        if any(type(k) is not str for k in value):
+            raise _Unknown
+        return {k: _key_sorted(value[k]) for k in sorted(value)}
+    if t is list or t is tuple:
+        return [_key_sorted(v) for v in value]
+    return value
+
+
+def dumps_indent2(value: Any, *, sort_keys: bool = False) -> str:
+    """Exactly ``json.dumps(value, indent=2, ensure_ascii=False, sort_keys=sort_keys)``."""
     out: list[str] = []
     try:
-        _write(value, out, "\n")
+        _write(_key_sorted(value) if sort_keys else value, out, "\n")
     except (_Unknown, RecursionError):
-        return json.dumps(value, indent=2, ensure_ascii=False)
+        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=sort_keys)
     return "".join(out)

@@ -64,3 +64,23 @@ def test_a_shipped_record_round_trips_to_its_own_text() -> None:
     for path in files:
         data = json.loads(path.read_text(encoding="utf-8"))
         assert dumps_indent2(data) == json.dumps(data, indent=2, ensure_ascii=False)
+
+
+_sortable = st.recursive(
+    _leaves,
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=8), inner, max_size=6),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_sortable)
+def test_sorted_keys_same_text_as_json_dumps(value: Any) -> None:
+    assert dumps_indent2(value, sort_keys=True) == json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def test_sorted_keys_nested_and_odd_keys() -> None:
+    nested = {"b": [{"z": 1, "a": {"y": 2, "x": [3, {"d": 4, "c": 5}]}}], "a": (1, {"q": None, "p": True})}
+    for value in (nested, {2: "b", 1: "a"}, {"k": OrderedDict(b=1, a=2)}):
+        assert dumps_indent2(value, sort_keys=True) == json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    assert dumps_indent2(nested, sort_keys=True).index('"a"') < dumps_indent2(nested, sort_keys=True).index('"b"')

@@ -14,6 +14,7 @@ its model is not comparable by fingerprint with one that does.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -281,10 +282,12 @@ def fingerprint(record: Record) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def role_of(raw_path: str) -> Role:
     """The role of a raw, flattened record field (as in ``bench diff``): context if a context entry reads it.
 
-    Server argument names are normalised first (``--tp_size`` -> ``server.args.tp-size``)."""
+    Server argument names are normalised first (``--tp_size`` -> ``server.args.tp-size``). Remembered: the role
+    depends on the name alone (``CONTEXT_FIELDS`` is a constant), and a site build asks for the same names often."""
     prefix = "server.args."
     if raw_path.startswith(prefix):
         raw_path = prefix + normalize_arg_name(raw_path[len(prefix) :])

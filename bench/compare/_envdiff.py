@@ -6,6 +6,7 @@ A value that only the run config states (``Record.claims``) is flagged ``claimed
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -49,17 +50,20 @@ _IGNORED_PREFIXES = tuple(f"{f}." for f in sorted(IGNORED_FIELDS))
 
 
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
-    if isinstance(value, Mapping) and value:
+    if type(value) is dict or isinstance(value, Mapping):  # a dump holds dicts: no ABC check for them
+        if not value:
+            return  # an empty mapping states nothing
         for k, v in value.items():
-            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
-    elif isinstance(value, Mapping):
-        return  # an empty mapping states nothing
+            name = f"{prefix}.{k}" if prefix else str(k)
+            if type(v) is dict or isinstance(v, Mapping):
+                _flatten(v, name, out)
+            else:
+                out[name] = v
     else:
         out[prefix] = value
 
 
-def flatten_record(record: Record) -> dict[str, Any]:
-    """The record as dotted name -> JSON value (lists stay whole), without ``IGNORED_FIELDS``."""
+def _flattened(record: Record) -> dict[str, Any]:
     top = {f for f in IGNORED_FIELDS if "." not in f}  # never dumped: the levels and their samples are most of a record
     data = record.model_dump(mode="json", exclude_none=True, exclude=top)
     out: dict[str, Any] = {}
@@ -67,12 +71,39 @@ def flatten_record(record: Record) -> dict[str, Any]:
     return {k: v for k, v in out.items() if k not in IGNORED_FIELDS and not k.startswith(_IGNORED_PREFIXES)}
 
 
+# Record object -> its flattened fields, while the object lives. A site build diffs each record against the one before
+# it in its configuration and against its experiment's baseline, so most records are flattened two or three times; a
+# record is frozen, so its flattening cannot change. Keyed by the object's id, dropped when the object is collected
+# (before its id can be reused).
+_FLAT: dict[int, tuple[weakref.ref[Record], dict[str, Any]]] = {}
+
+
+def _flat(record: Record) -> dict[str, Any]:
+    """:func:`flatten_record`, remembered for this record object (callers must not change the dict)."""
+    key = id(record)
+    kept = _FLAT.get(key)
+    if kept is not None and kept[0]() is record:
+        return kept[1]
+    flat = _flattened(record)
+
+    def forget(_: weakref.ref[Record]) -> None:
+        _FLAT.pop(key, None)
+
+    _FLAT[key] = (weakref.ref(record, forget), flat)
+    return flat
+
+
+def flatten_record(record: Record) -> dict[str, Any]:
+    """The record as dotted name -> JSON value (lists stay whole), without ``IGNORED_FIELDS`` (a new dict each call)."""
+    return _flattened(record)
+
+
 def environment_diff(a: Record, b: Record) -> list[FieldDiff]:
     """Every field whose value differs between ``a`` and ``b`` (a field only one states has ``None`` on the other).
 
     Context fields come first, then info fields; each group sorted by name.
     """
-    fa, fb = flatten_record(a), flatten_record(b)
+    fa, fb = _flat(a), _flat(b)
     rows = [
         FieldDiff(k, fa.get(k), fb.get(k), role_of(k), a.is_claimed(k) and k in fa, b.is_claimed(k) and k in fb)
         for k in sorted(fa.keys() | fb.keys())

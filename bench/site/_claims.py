@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from bench.compare import CLAIMED
+from bench.json_indent import dumps_indent2
 from bench.md_table import md_table
 from bench.record.model import Record
 
@@ -113,7 +114,7 @@ def recipe_section(record: Record) -> str:
         lines += ["The command that produced this record:", "", md_code_block(recipe.command, lang="bash"), ""]
     if recipe.rerun_of:
         lines += [f"This record re-ran {md_code(recipe.rerun_of)}.", ""]
-    config = json.dumps(recipe.config, indent=2, sort_keys=True, ensure_ascii=False)
+    config = dumps_indent2(recipe.config, sort_keys=True)
     title = "Resolved config" + (f" ({recipe.config_path} with the overrides)" if recipe.config_path else "")
     lines.append(admonition("note", md_text(title), md_code_block(config, lang="json"), collapsible=True))
     return "\n".join(lines) + "\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from bench.json_indent import dumps_indent2
 from bench.md_table import md_table
 from bench.record.model import ModelRef, Record
 
@@ -65,7 +66,7 @@ def server_section(record: Record) -> str:
     if s.notes:
         out += ["", *(f"- {md_text(n)}" for n in s.notes)]
     if s.server_info:
-        info = json.dumps(s.server_info, indent=2, sort_keys=True, ensure_ascii=False)
+        info = dumps_indent2(s.server_info, sort_keys=True)
         out += [
             "",
             admonition(
