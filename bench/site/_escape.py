@@ -58,18 +58,35 @@ def shown(text: object, limit: int = TEXT_LIMIT) -> str:
 
 def html_text(text: object) -> str:
     """Text for an HTML element's content."""
-    return html.escape(shown(text), quote=False)
+    s = str(text)
+    return _html_text_short(s) if len(s) <= _SHORT else html.escape(shown(s), quote=False)
 
 
 def html_attr(text: object) -> str:
     """Text for a double- or single-quoted HTML attribute value."""
+    s = str(text)
+    return _html_attr_short(s) if len(s) <= _SHORT else html.escape(shown(s), quote=True)
+
+
+_SHORT = 200
+"""Texts up to this long are remembered escaped: a chart's values, series names and tooltips, a table's cells recur
+on every page that shows them (a cold site build escapes hundreds of thousands of them, most of them seen before)."""
+
+
+@lru_cache(maxsize=1 << 15)
+def _html_text_short(text: str) -> str:
+    return html.escape(shown(text), quote=False)
+
+
+@lru_cache(maxsize=1 << 13)
+def _html_attr_short(text: str) -> str:
     return html.escape(shown(text), quote=True)
 
 
 def md_text(text: object) -> str:
     """Text for Markdown prose or a table cell: one line, no markup, no HTML."""
     s = str(text)
-    return _md_text_short(s) if len(s) <= 200 else _md_text(s)
+    return _md_text_short(s) if len(s) <= _SHORT else _md_text(s)
 
 
 @lru_cache(maxsize=1 << 15)
