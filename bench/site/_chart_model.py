@@ -231,27 +231,40 @@ def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
+_SPOTS: tuple[tuple[float, float, Literal["start", "middle", "end"]], ...] = (
+    (0, -9, "middle"),
+    (0, 18, "middle"),
+    (8, 4, "start"),
+    (-8, 4, "end"),
+)
+"""Where a label may go, in order of preference: (dx, dy, anchor) from its point."""
+
+
 def place_labels(
     points: Sequence[tuple[float, float, str]], bounds: tuple[float, float, float, float]
 ) -> list[LabelSpot | None]:
     """A spot for each (px, py, text) label, in order (earlier labels win), overlapping no placed label, no point's
-    marker and staying within ``bounds`` (left, top, right, bottom); None where no spot is free."""
-    markers = [(px - 5, py - 5, px + 5, py + 5) for px, py, _ in points]
-    placed: list[tuple[float, float, float, float]] = []
+    marker and staying within ``bounds`` (left, top, right, bottom); None where no spot is free.
+
+    The boxes are :meth:`LabelSpot.box` (the same arithmetic, inline: a chart tries thousands of them)."""
+    b0, b1, b2, b3 = bounds
+    taken = [(px - 5, py - 5, px + 5, py + 5) for px, py, _ in points]  # the markers, then each placed label
     out: list[LabelSpot | None] = []
     for px, py, text in points:
         found = None
-        for spot in (
-            LabelSpot(px, py - 9, "middle"),
-            LabelSpot(px, py + 18, "middle"),
-            LabelSpot(px + 8, py + 4, "start"),
-            LabelSpot(px - 8, py + 4, "end"),
-        ):
-            box = spot.box(text)
-            inside = box[0] >= bounds[0] and box[1] >= bounds[1] and box[2] <= bounds[2] and box[3] <= bounds[3]
-            if inside and not any(_overlaps(box, other) for other in (*placed, *markers)):
-                found = spot
-                placed.append(box)
+        w = CHAR_W * len(text)
+        for dx, dy, anchor in _SPOTS:
+            x, y = px + dx, py + dy
+            left = x - w / 2 if anchor == "middle" else x if anchor == "start" else x - w
+            top, right, bottom = y - LABEL_H + 3, left + w, y + 3
+            if not (left >= b0 and top >= b1 and right <= b2 and bottom <= b3):
+                continue
+            for o in taken:
+                if left < o[2] and o[0] < right and top < o[3] and o[1] < bottom:
+                    break
+            else:
+                found = LabelSpot(x, y, anchor)
+                taken.append((left, top, right, bottom))
                 break
         out.append(found)
     return out
