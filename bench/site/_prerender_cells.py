@@ -138,8 +138,11 @@ def _table(lines: Sequence[str], resolve: Resolve) -> str:
     out = ["<table>", "<thead>", "<tr>"]
     out += [f"<th{a}>{_inline(c, resolve)}</th>" for c, a in zip(header, aligns, strict=True)]
     out += ["</tr>", "</thead>", "<tbody>"]
-    opens = [f"<td{a}>" for a in aligns]
+    opens = tuple(f"<td{a}>" for a in aligns)
     for line in lines[2:]:
+        if "[" not in line:  # no link in the row: the same rows recur on many pages
+            out.append(_row_unlinked(line, opens))
+            continue
         cells = _split_row(line)
         if len(cells) != len(opens):
             raise _Unsupported(line)
@@ -151,3 +154,15 @@ def _table(lines: Sequence[str], resolve: Resolve) -> str:
         out.append("</tr>")
     out += ["</tbody>", "</table>"]
     return "\n".join(out)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _row_unlinked(line: str, opens: tuple[str, ...]) -> str:
+    """A body row without a link (nothing to resolve) as its ``<tr>`` lines: a cold site build meets most rows
+    (a level's statistics, an environment's fields, a server's arguments) on several pages."""
+    cells = _split_row(line)
+    if len(cells) != len(opens):
+        raise _Unsupported(line)
+    return "\n".join(
+        ["<tr>", *(f"{td}{_inline_unlinked(c)}</td>" for c, td in zip(cells, opens, strict=True)), "</tr>"]
+    )
