@@ -20,7 +20,7 @@ from ._comparison import RatioIntervals, compare_records, context_warnings
 from ._context import CONTEXT_FIELDS, context_of, fingerprint, render_context_table_markdown, role_of
 from ._envdiff import FieldDiff, environment_diff, flatten_record
 from ._evidence import classify, floor_text, level_winner
-from ._interval import Interval, level_interval, level_intervals, level_intervals_many
+from ._interval import Interval, SideMemo, level_interval, level_intervals, level_intervals_many
 from ._json import render_comparison_json, render_diff_json
 from ._markdown import (
     CLAIMED,
@@ -58,6 +58,7 @@ __all__ = [
     "Ratio",
     "RatioIntervals",
     "RepeatSpread",
+    "SideMemo",
     "SpreadSummary",
     "classify",
     "compact_figures",

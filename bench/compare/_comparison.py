@@ -26,7 +26,7 @@ from ._bootstrap import bootstrap_ratio
 from ._context import context_of, fingerprint
 from ._envdiff import environment_diff
 from ._evidence import classify, estimate_of, level_winner
-from ._interval import SideFigure, side_figures, side_figures_many
+from ._interval import SideFigure, SideMemo, side_figures, side_figures_kept
 from ._result import Comparison, ContextWarning, ExcludedLevel, LevelComparison, MetricComparison, Ratio
 from ._sides import SideLevels, side_levels
 from ._verdict import verdict_sentence
@@ -298,6 +298,7 @@ def compare_records(
     seed: int = 0,
     cross_context: bool | None = None,
     ratio_intervals: RatioIntervals | None = None,
+    side_memo: SideMemo | None = None,
 ) -> Comparison:
     """Compare candidate runs with baseline runs (ratio = candidate / baseline) at every shared level.
 
@@ -305,7 +306,8 @@ def compare_records(
     ``cross_context`` forces a verdict for a pair that differs in context (None: the experiment's setting).
     ``ratio_intervals``: the bootstrap's intervals of an earlier call with the same records, settings, ``n_boot``
     and ``seed``; a level found there is not bootstrapped again, and a level computed is added to it (so a caller
-    can keep it: the site's cache does).
+    can keep it: the site's cache does). ``side_memo``: each side's bootstrapped figures, kept across the calls of one
+    caller whose records do not change under their ids (the site: a baseline meets every other variant).
     """
     if not baseline or not candidate:
         raise ValueError("compare_records needs at least one baseline and one candidate record")
@@ -325,8 +327,11 @@ def compare_records(
     sides = {k: (side_levels(levels_a[k], cs.min_requests), side_levels(levels_b[k], cs.min_requests)) for k in shared}
     # every level still to bootstrap, each side in one batch (the same draws as level by level, computed at once)
     fresh = [k for k in shared if not (sides[k][0].failed or sides[k][1].failed) and k not in (ratio_intervals or {})]
-    drawn_a = side_figures_many([(COMPARED, sides[k][0].levels) for k in fresh], n_boot, seed, "a")
-    drawn_b = side_figures_many([(COMPARED, sides[k][1].levels) for k in fresh], n_boot, seed, "b")
+    ids_a, ids_b = tuple(r.id for r in baseline), tuple(r.id for r in candidate)
+    jobs_a, jobs_b = [(COMPARED, sides[k][0].levels) for k in fresh], [(COMPARED, sides[k][1].levels) for k in fresh]
+    mr = cs.min_requests
+    drawn_a = side_figures_kept(jobs_a, [(ids_a, mr, k) for k in fresh], side_memo, n_boot, seed, "a")
+    drawn_b = side_figures_kept(jobs_b, [(ids_b, mr, k) for k in fresh], side_memo, n_boot, seed, "b")
     drawn = dict(zip(fresh, zip(drawn_a, drawn_b, strict=True), strict=True))
     for key in shared:
         sa, sb = sides[key]

@@ -15,7 +15,7 @@ The same level of one or more runs of one configuration (a record and its repeat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,12 +31,14 @@ __all__ = [
     "INTERVAL_STREAM",
     "Interval",
     "SideFigure",
+    "SideMemo",
     "level_interval",
     "level_intervals",
     "level_intervals_many",
     "run_values",
     "side_figure",
     "side_figures",
+    "side_figures_kept",
     "side_figures_many",
 ]
 
@@ -128,6 +130,32 @@ def side_figures_many(
         for spec, res in zip(sampled, results, strict=True):
             outs[j][spec.key] = SideFigure(res.point, res, res.n_requests, res.n_runs, "requests")
     return [{spec.key: out[spec.key] for spec in specs} for (specs, _), out in zip(jobs, outs, strict=True)]
+
+
+SideMemo = dict[tuple[Hashable, ...], dict[str, SideFigure | None]]
+"""Side figures kept by :func:`side_figures_kept`: (the caller's key of a side, ``n_boot``, ``seed``, labels) → the
+side's figures."""
+
+
+def side_figures_kept(
+    jobs: Sequence[tuple[Sequence[Figure], Sequence[Level]]],
+    keys: Sequence[Hashable],
+    memo: SideMemo | None,
+    n_boot: int,
+    seed: int,
+    *labels: str,
+) -> list[dict[str, SideFigure | None]]:
+    """:func:`side_figures_many`, each job's figures kept in ``memo`` under its key in ``keys`` (with ``n_boot``,
+    ``seed`` and ``labels``): a job found there is not bootstrapped again. A job's figures are the same in any batch
+    (each figure gets the draws it would get alone), so the result is what :func:`side_figures_many` returns; the
+    key must name what the job's levels are made from (a site's records: their ids and the level)."""
+    if memo is None:
+        return side_figures_many(jobs, n_boot, seed, *labels)
+    full = [(key, n_boot, seed, labels) for key in keys]
+    missing = [i for i, k in enumerate(full) if k not in memo]
+    for i, got in zip(missing, side_figures_many([jobs[i] for i in missing], n_boot, seed, *labels), strict=True):
+        memo[full[i]] = got
+    return [memo[k] for k in full]
 
 
 def side_figures(

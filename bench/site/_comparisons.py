@@ -51,12 +51,12 @@ def site_comparison(site: SiteData, baseline: Record, candidate: Record) -> Comp
         return memo[key]
     a, b = site.runs(baseline), site.runs(candidate)
     if site.cache is None:
-        memo[key] = compare_records(a, b, settings=site.settings)
+        memo[key] = compare_records(a, b, settings=site.settings, side_memo=site.side_memo)
         return memo[key]
 
     def compute(found: RatioIntervals | None) -> RatioIntervals:
         intervals: RatioIntervals = found if found is not None else {}
-        memo[key] = compare_records(a, b, settings=site.settings, ratio_intervals=intervals)
+        memo[key] = compare_records(a, b, settings=site.settings, ratio_intervals=intervals, side_memo=site.side_memo)
         return intervals
 
     parts = [site.digest(r) for r in a] + ["vs"] + [site.digest(r) for r in b]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from bench.compare import Comparison, Flag, fingerprint, flags, history, runs_of
+from bench.compare import Comparison, Flag, SideMemo, fingerprint, flags, history, runs_of
 from bench.dataframe import COLUMNS, frame_from_tuples, frame_rows
 from bench.frame_text import CSV_HEADER, csv_lines, json_document_parts
 from bench.json_indent import dumps_indent2
@@ -202,6 +202,12 @@ class SiteData:
     @cached_property
     def comparisons(self) -> dict[tuple[str, str], Comparison]:
         """Memo of (baseline id, candidate id) → comparison, filled by ``bench.site.compare`` during one build."""
+        return {}
+
+    @cached_property
+    def side_memo(self) -> SideMemo:
+        """Memo of each compared side's bootstrapped figures during one build (``compare_records``' ``side_memo``):
+        a baseline's runs are compared with every other variant's."""
         return {}
 
     def previous_in_configuration(self, record: Record) -> Record | None:
