@@ -206,8 +206,7 @@ class SiteData:
 
     @cached_property
     def side_memo(self) -> SideMemo:
-        """Memo of each compared side's bootstrapped figures during one build (``compare_records``' ``side_memo``):
-        a baseline's runs are compared with every other variant's."""
+        """Each compared side's bootstrapped figures during one build (``compare_records``' ``side_memo``)."""
         return {}
 
     def previous_in_configuration(self, record: Record) -> Record | None:
