@@ -71,18 +71,21 @@ def _flattened(record: Record) -> dict[str, Any]:
     return {k: v for k, v in out.items() if k not in IGNORED_FIELDS and not k.startswith(_IGNORED_PREFIXES)}
 
 
-# Record object -> its flattened fields, while the object lives. A site build diffs each record against the one before
-# it in its configuration and against its experiment's baseline, so most records are flattened two or three times; a
-# record is frozen, so its flattening cannot change. Keyed by the object's id, dropped when the object is collected
-# (before its id can be reused).
+# Record object -> its flattened fields, while the object lives, for the last FLAT_KEPT records asked for. A site build
+# diffs each record against the one before it in its configuration and against its experiment's baseline, so most
+# records are flattened two or three times, mostly close together; a record is frozen, so its flattening cannot
+# change. Keyed by the object's id, dropped when the object is collected (before its id can be reused); a flattened
+# record is about 70 kB, so the memo stays small whatever the number of records.
+FLAT_KEPT = 512
 _FLAT: dict[int, tuple[weakref.ref[Record], dict[str, Any]]] = {}
 
 
 def _flat(record: Record) -> dict[str, Any]:
     """:func:`flatten_record`, remembered for this record object (callers must not change the dict)."""
     key = id(record)
-    kept = _FLAT.get(key)
+    kept = _FLAT.pop(key, None)
     if kept is not None and kept[0]() is record:
+        _FLAT[key] = kept  # the most recent last
         return kept[1]
     flat = _flattened(record)
 
@@ -90,6 +93,8 @@ def _flat(record: Record) -> dict[str, Any]:
         _FLAT.pop(key, None)
 
     _FLAT[key] = (weakref.ref(record, forget), flat)
+    while len(_FLAT) > FLAT_KEPT:
+        del _FLAT[next(iter(_FLAT))]  # the least recently asked for
     return flat
 
 

@@ -135,6 +135,10 @@ def side_figures_many(
 SideMemo = dict[tuple[Hashable, ...], dict[str, SideFigure | None]]
 """Side figures kept by :func:`side_figures_kept`: (the caller's key of a side, ``n_boot``, ``seed``, labels) → the
 side's figures."""
+SIDES_KEPT = 64
+"""The most side levels a :data:`SideMemo` keeps (the least recently used go): each holds its figures' draws
+(``n_boot`` floats each, 16 kB at 2,000), and a site compares a baseline with its experiment's variants one after
+another."""
 
 
 def side_figures_kept(
@@ -152,10 +156,14 @@ def side_figures_kept(
     if memo is None:
         return side_figures_many(jobs, n_boot, seed, *labels)
     full = [(key, n_boot, seed, labels) for key in keys]
-    missing = [i for i, k in enumerate(full) if k not in memo]
-    for i, got in zip(missing, side_figures_many([jobs[i] for i in missing], n_boot, seed, *labels), strict=True):
-        memo[full[i]] = got
-    return [memo[k] for k in full]
+    found = {i: memo.pop(k) for i, k in enumerate(full) if k in memo}
+    missing = [i for i in range(len(full)) if i not in found]
+    found.update(zip(missing, side_figures_many([jobs[i] for i in missing], n_boot, seed, *labels), strict=True))
+    for i, k in enumerate(full):
+        memo[k] = found[i]  # the most recent last
+    while len(memo) > SIDES_KEPT:
+        del memo[next(iter(memo))]  # the least recently used
+    return [found[i] for i in range(len(full))]
 
 
 def side_figures(

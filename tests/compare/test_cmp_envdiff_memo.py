@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+import pytest
 from cmp_fixtures import level, record
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -99,3 +100,12 @@ def test_memo_is_per_object_and_dropped_with_it() -> None:
     assert key not in _envdiff._FLAT or _envdiff._FLAT[key][0]() is not None  # gone, or the id holds a new object
     c = record("baseline", [level(1, 100.0)], overrides={"server.args": {"tp": 8}})  # may reuse a's id
     assert [(d.field, d.a, d.b) for d in environment_diff(c, b)] == [("server.args.tp", 8, 4)]
+
+
+def test_memo_keeps_at_most_flat_kept_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_envdiff, "FLAT_KEPT", 2)
+    recs = [record("baseline", [level(1, 100.0)], overrides={"server.args": {"tp": t}}) for t in range(1, 6)]
+    for a in recs:
+        for b in reversed(recs):
+            assert environment_diff(a, b) == _reference_diff(a, b)
+            assert len(_envdiff._FLAT) <= 2

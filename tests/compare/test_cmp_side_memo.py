@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from unittest import mock
 
+import pytest
 from cmp_fixtures import later, level, record
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -67,3 +68,14 @@ def test_the_same_runs_on_both_sides_keep_their_own_draws() -> None:
     for a, b in ((cand, base), (base, base)):  # now also as side "b"
         kept = compare_records(a, b, n_boot=200, side_memo=memo)
         assert render_comparison_json(kept) == render_comparison_json(compare_records(a, b, n_boot=200))
+
+
+def test_the_memo_keeps_at_most_sides_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_interval, "SIDES_KEPT", 2)
+    base = _side("baseline", [100.0, 90.0, 80.0], 1, 4)
+    cands = [_side(f"v{i}", [120.0, 100.0, 70.0], 1, 60 + i) for i in range(2)]
+    memo: SideMemo = {}
+    for cand in cands * 2:
+        kept = compare_records(base, cand, n_boot=200, side_memo=memo)
+        assert render_comparison_json(kept) == render_comparison_json(compare_records(base, cand, n_boot=200))
+        assert len(memo) <= 2
