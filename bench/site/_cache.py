@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import pickle
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -141,10 +142,12 @@ class SiteCache:
     def _pickle_path(self, kind: str, key: str) -> Path:
         return self.folder / kind / key[:2] / f"{key}.pickle"
 
-    def peek(self, kind: str, key: str) -> Any:
-        """The pickled entry, or None; not counted as a hit or a miss (a second read of an entry found already)."""
+    def peek(self, kind: str, key: str, *, compressed: bool = False) -> Any:
+        """The pickled entry, or None; not counted as a hit or a miss (a second read of an entry found already).
+        ``compressed``: kept so by :meth:`put_pickled`."""
         try:
-            return pickle.loads(self._pickle_path(kind, key).read_bytes())
+            data = self._pickle_path(kind, key).read_bytes()
+            return pickle.loads(zlib.decompress(data) if compressed else data)
         except Exception:  # missing, torn by another process's crash, or from another Python: a miss
             return None
 
@@ -152,19 +155,21 @@ class SiteCache:
         """Whether an entry lies under ``kind``/``key`` (not read, not counted)."""
         return self._pickle_path(kind, key).is_file()
 
-    def get_pickled(self, kind: str, key: str) -> Any:
+    def get_pickled(self, kind: str, key: str, *, compressed: bool = False) -> Any:
         """The entry ``put_pickled`` kept under ``kind``/``key``, or None (counted: a hit or a miss)."""
-        value = self.peek(kind, key)
+        value = self.peek(kind, key, compressed=compressed)
         if value is None:
             self.misses += 1
         else:
             self.hits += 1
         return value
 
-    def put_pickled(self, kind: str, key: str, value: Any) -> None:
-        """Keep ``value`` (pickled: the cache folder is the user's own, read by nobody else) for the next build."""
+    def put_pickled(self, kind: str, key: str, value: Any, *, compressed: bool = False) -> None:
+        """Keep ``value`` (pickled: the cache folder is the user's own, read by nobody else) for the next build;
+        ``compressed``: zlib level 1 (fewer bytes to read where the cache is not held in memory)."""
+        data = pickle.dumps(value, protocol=5)
         try:
-            write_atomic(self._pickle_path(kind, key), pickle.dumps(value, protocol=5), durable=False)
+            write_atomic(self._pickle_path(kind, key), zlib.compress(data, 1) if compressed else data, durable=False)
         except OSError:  # a read-only or full disk costs speed, never the build
             return
 

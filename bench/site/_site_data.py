@@ -211,10 +211,11 @@ class SiteData:
 
     def previous_in_configuration(self, record: Record) -> Record | None:
         """The record of the same configuration measured just before this one (None for the first)."""
-        recs = self.configurations.get(self.configuration_of.get(record.id, ""), [])
-        ids = [r.id for r in recs]
-        i = ids.index(record.id) if record.id in ids else 0
-        return recs[i - 1] if i > 0 else None
+        return self._previous.get(record.id)
+
+    @cached_property
+    def _previous(self) -> dict[str, Record]:
+        return {r.id: recs[i - 1] for recs in self.configurations.values() for i, r in enumerate(recs) if i > 0}
 
     @property
     def rows(self) -> list[dict[str, Any]]:

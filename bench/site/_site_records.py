@@ -49,6 +49,7 @@ __all__ = [
 ]
 
 KIND = "record"
+WHOLE_KIND = "record-whole"
 Shown = Callable[[LoadedRecord], LoadedRecord]
 
 
@@ -108,22 +109,33 @@ def compact_rows(rows: list[dict[str, Any]], shared: SharedValues) -> Rows:
 
 def _new_entry(
     path: Path, text_read: str, shown: Shown, confidence: float, shared: SharedValues
-) -> tuple[dict[str, Any], Record, Rows, RecordText]:
-    """A record read, validated, redacted and lean, with its rows and their text: its cache entry and those."""
+) -> tuple[dict[str, Any], dict[str, Any], Record, Rows, RecordText]:
+    """A record read, validated, redacted and lean, with its rows and their text: its two cache entries (what every
+    build reads, what only a comparison or a download of the record reads: :func:`_put`) and those."""
     conf = repr(confidence)
     whole = shown(load_record(path, raw=text_read))
     mine = compact_rows(frame_rows([whole.record], confidence=confidence), shared)
     text = record_text(mine)
     slim, samples = lean(whole.record, shared)
+    raw = whole.raw if whole.raw != text_read else None
     entry = {
         "lean": _dumps(slim),
-        "samples": pickle.dumps(samples, protocol=5),
-        "raw": whole.raw if whole.raw != text_read else None,
+        "raw_changed": raw is not None,
         "rows": {conf: _dumps(mine)},
         "text": {conf: tuple(text)},
         "fingerprint": fingerprint(whole.record),
     }
-    return entry, slim, mine, text
+    return entry, {"samples": pickle.dumps(samples, protocol=5), "raw": raw}, slim, mine, text
+
+
+def _put(cache: SiteCache, key: str, entry: dict[str, Any], whole: dict[str, Any] | None) -> None:
+    """Keep a record's entries: what every build reads compressed under :data:`KIND` (about 27 kB at 1,000
+    synthetic records, where the whole entry was 125 kB: on a machine that keeps little of the cache in memory, a
+    warm build at 10,000 records spent 62 s of 161 reading entries), and its samples and redacted text apart under
+    :data:`WHOLE_KIND` (read only when a build needs the whole record or its redacted JSON)."""
+    cache.put_pickled(KIND, key, entry, compressed=True)
+    if whole is not None:
+        cache.put_pickled(WHOLE_KIND, key, whole)
 
 
 MIN_PARALLEL = 16  # fewer records to read than this: not worth a fork
@@ -151,10 +163,10 @@ def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, w
         for path in share:
             try:
                 text_read = read_text_file(path, RecordError)
-                entry = _new_entry(path, text_read, shown, confidence, shared)[0]
+                entry, whole = _new_entry(path, text_read, shown, confidence, shared)[:2]
             except RecordError:
                 continue
-            cache.put_pickled(KIND, key_of(path, text_read), entry)
+            _put(cache, key_of(path, text_read), entry, whole)
 
     def key_of(path: Path, text_read: str) -> str:
         return record_key(path.relative_to(root).as_posix(), text_read)
@@ -188,22 +200,22 @@ def load_site_records(
             rows[slim.id], texts[slim.id] = mine_kept, text_kept
             raw_text = partial(_raw_text, path, rel, key, restore if changed else None, cache)
             return SiteRecord(slim, path, restore, key, raw_text, fp)
-        entry = cache.get_pickled(KIND, key) if cache is not None else None
+        entry = cache.get_pickled(KIND, key, compressed=True) if cache is not None else None
         mine: Rows | None
         text: RecordText | None = None
         if entry is None:
             if text_read is None:  # keyed unread, but the cache lost its entry
                 text_read = read_text_file(path, RecordError)
                 key = record_key(rel, text_read)
-            entry, slim, mine, text = _new_entry(path, text_read, shown, confidence, shared)
+            entry, whole, slim, mine, text = _new_entry(path, text_read, shown, confidence, shared)
             if cache is not None:
-                cache.put_pickled(KIND, key, entry)
+                _put(cache, key, entry, whole)
         else:
             slim = _loads(entry["lean"], shared)
             mine = _loads(entry["rows"][conf], shared) if conf in entry["rows"] else None
             text = RecordText(*entry["text"][conf]) if mine is not None and conf in entry["text"] else None
         restore = partial(_restore, slim, path, rel, key, shown, cache)
-        raw = partial(_raw_text, path, rel, key, restore if entry["raw"] is not None else None, cache)
+        raw = partial(_raw_text, path, rel, key, restore if entry["raw_changed"] else None, cache)
         fp = entry["fingerprint"]
         site_record = SiteRecord(slim, path, restore, key, raw, fp)
         if mine is None or text is None:  # another confidence level than the entry's: the rows once more
@@ -213,10 +225,10 @@ def load_site_records(
             entry["rows"][conf] = _dumps(mine)
             entry["text"][conf] = tuple(text)
             if cache is not None:
-                cache.put_pickled(KIND, key, entry)
+                _put(cache, key, entry, None)
         rows[slim.id] = mine
         texts[slim.id] = text
-        kept[(key, conf)] = _Kept(slim, mine, text, entry["raw"] is not None, fp)
+        kept[(key, conf)] = _Kept(slim, mine, text, entry["raw_changed"], fp)
         return site_record
 
     enabled = gc.isenabled()
@@ -299,7 +311,7 @@ def _loads(data: bytes, table: SharedValues) -> Any:
 def _restore(slim: Record, path: Path, rel: str, key: str, shown: Shown, cache: SiteCache | None) -> LoadedRecord:
     """The whole record (its samples back) and its redacted text: from the cache entry, else from the file (which
     must still hold the bytes the build read)."""
-    entry = cache.peek(KIND, key) if cache is not None else None
+    entry = cache.peek(WHOLE_KIND, key) if cache is not None else None
     if entry is not None:
         record = whole_record(slim, pickle.loads(entry["samples"]))
         raw = entry["raw"]
@@ -319,7 +331,7 @@ def _raw_text(
     at 10,000 records it would be most of their bytes."""
     if redacted is None:
         return _unchanged_text(path, rel, key)
-    entry = cache.peek(KIND, key) if cache is not None else None
+    entry = cache.peek(WHOLE_KIND, key) if cache is not None else None
     if entry is not None and isinstance(entry.get("raw"), str):
         return str(entry["raw"])
     return redacted().raw

@@ -140,3 +140,15 @@ def test_a_warm_build_finds_each_records_history_page_in_the_cache(
     monkeypatch.setattr(parts, "history_rows", refuse)
     warm = replace(_long_site(), cache=SiteCache(tmp_path))
     assert {r.id: parts.page_of(warm, key, r.id) for r in records} == expected
+
+
+def test_the_previous_record_is_the_one_measured_just_before_in_its_configuration() -> None:
+    site = _long_site()
+    seen = 0
+    for recs in site.configurations.values():
+        ordered = sorted(recs, key=lambda r: (r.provenance.measured_at or r.created_at, r.id))
+        for i, r in enumerate(ordered):
+            prev = site.previous_in_configuration(r)
+            assert (prev.id if prev is not None else None) == (ordered[i - 1].id if i else None)
+            seen += prev is not None
+    assert seen > 5

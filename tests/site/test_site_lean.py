@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import zlib
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,42 @@ def test_a_records_fingerprint_comes_with_its_cache_entry(
     assert {k: [r.id for r in v] for k, v in warm.configurations.items()} == {
         k: [r.id for r in v] for k, v in cold.configurations.items()
     }
+
+
+def test_a_warm_build_reads_only_the_small_part_of_each_records_entry(
+    records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each record's cache entry is two files: what every build reads (lean record, rows, their text), compressed
+    and without samples or redacted text, and the samples and redacted text, read only when the whole record or its
+    redacted JSON is asked for; with that second file gone the record is read back from its file."""
+    from bench.site import _site_records as sr
+
+    cold = load_site(records, DOCS, cache=SiteCache(tmp_path / "cache", version="v1"))
+    small = sorted((tmp_path / "cache").rglob(f"{sr.KIND}/*/*.pickle"))
+    whole_files = sorted((tmp_path / "cache").rglob(f"{sr.WHOLE_KIND}/*/*.pickle"))
+    assert len(small) == len(whole_files) == len(cold.records)
+    for path in small:
+        entry = pickle.loads(zlib.decompress(path.read_bytes()))
+        assert {"lean", "rows", "text"} <= set(entry) and not {"samples", "raw"} & set(entry)
+
+    peeked: list[str] = []
+    real_peek = SiteCache.peek
+
+    def peek(self: SiteCache, kind: str, key: str, **kw: bool) -> object:
+        peeked.append(kind)
+        return real_peek(self, kind, key, **kw)
+
+    monkeypatch.setattr(SiteCache, "peek", peek)
+    warm = load_site(records, DOCS, cache=SiteCache(tmp_path / "cache", version="v1"))
+    assert sr.WHOLE_KIND not in peeked and peeked.count(sr.KIND) == len(warm.records)
+    by_id = {lr.record.id: lr for lr in warm.records}
+    for lr in cold.records:
+        expected = redacted_record(load_record(lr.path))
+        assert warm.whole(by_id[lr.record.id].record) == expected.record and by_id[lr.record.id].raw == expected.raw
+    assert sr.WHOLE_KIND in peeked
+    for p in whole_files:
+        p.unlink()
+    again = load_site(records, DOCS, cache=SiteCache(tmp_path / "cache", version="v1"))
+    for lr in again.records:
+        expected = redacted_record(load_record(lr.path))
+        assert again.whole(lr.record) == expected.record and lr.raw == expected.raw
