@@ -16,8 +16,9 @@ from site_helpers import DOCS
 from bench.git import RecordCommit
 from bench.record.model import Record
 from bench.settings import RegressionThresholds, Settings
-from bench.site import SiteCache, SiteData, experiment_markdown, history_markdown, load_site, site_pages
+from bench.site import SiteCache, SiteData, experiment_markdown, load_site, site_pages
 from bench.site._git_info import GitInfo
+from bench.site._history_pages import history_pages
 from bench.site._page_inputs import configuration_key, experiment_key
 from bench.site._paths import experiment_page, history_page
 
@@ -30,7 +31,9 @@ def _pages(site: SiteData) -> Pages:
     for exp in site.all_experiments:
         out[experiment_page(exp)] = (experiment_key(site, exp), experiment_markdown(site, exp))
     for key in site.configurations:
-        out[history_page(key)] = (configuration_key(site, key), history_markdown(site, key))
+        ckey = configuration_key(site, key)
+        for path, markdown in history_pages(site, key):  # every page of the history
+            out[path] = (ckey, markdown)
     return out
 
 
@@ -74,6 +77,10 @@ def test_a_new_record_changes_its_experiment_and_configuration(records: Path) ->
     assert experiment_page("h200-ngram") in changed
     assert history_page(after_site.configuration_of[rid]) in changed
     assert experiment_page("h200-sglang") not in changed
+    # the other configurations of the experiment keep their pages (their records did not change)
+    others = {after_site.configuration_of[lr.record.id] for lr in after_site.experiments["h200-ngram"]}
+    others.discard(after_site.configuration_of[rid])
+    assert others and not any(history_page(k) in changed for k in others)
 
 
 def test_settings_and_commits_and_dead_ends_are_inputs(records: Path, tmp_path: Path) -> None:
