@@ -25,6 +25,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import logging
+import pickle
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -119,8 +120,10 @@ class RecordPages:
     forked: int = 0  # child processes that converted bodies and ended well
     converted: set[str] = field(default_factory=set)
     recalled: int = 0  # pages linked as the last build made them (the site cache's outputs: Outputs.recall)
-    _bodies: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # for the next build (BODIES)
-    _last_bodies: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # the last build's
+    # for the next build (BODIES): each page's body key and what it needs of the body, pickled (a dict of lists per
+    # page took several times the memory: about 150 MB at 10,000 records)
+    _bodies: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    _last_bodies: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # the last build's
     _shell_digests: dict[int, str] = field(default_factory=dict)
     _linked: list[str] | None = None  # the folders of what the theme links to (see _linkless)
 
@@ -282,7 +285,7 @@ class RecordPages:
                 h1 = '<h1 id="x">' if "<h1 id=" in content else "<h1" if "<h1" in content else ""
                 outputs.note(self._page_inputs(src, key, shell, title), kept)
                 meta = {k: v for k, v in body.items() if k != "content"}
-                self._bodies[src] = (key, {**meta, "h1": h1, "page_title": title})
+                self._bodies[src] = (key, pickle.dumps({**meta, "h1": h1, "page_title": title}, protocol=5))
         else:
             utils.write_file(data, f.abs_dest_path)
         parts.release(page)
@@ -310,9 +313,14 @@ class RecordPages:
         (``bench.site.Outputs.recall``); whether it was."""
         env, nav, files = self.env, self.nav, self.all_files
         last = self._last_bodies.get(src)
-        if last is None or last[0] != key or key is None or self.site.cache is None or env is None or nav is None:
+        if type(last) is not tuple or len(last) != 2 or type(last[1]) is not bytes:  # none, or a damaged state
             return False
-        meta = last[1]
+        if last[0] != key or key is None or self.site.cache is None or env is None or nav is None:
+            return False
+        try:
+            meta = pickle.loads(last[1])
+        except Exception:  # a damaged state file: the page is made again
+            return False
         if not all(files.get_file_from_path(p) is not None for p in meta["links"]):
             return False  # a target is gone: made afresh, so that MkDocs reports the link
         page.content = meta["h1"]  # what the shell's shape reads of the body
