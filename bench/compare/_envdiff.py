@@ -76,7 +76,7 @@ def _flattened(record: Record) -> dict[str, Any]:
 # records are flattened two or three times, mostly close together; a record is frozen, so its flattening cannot
 # change. Keyed by the object's id, dropped when the object is collected (before its id can be reused); a flattened
 # record is about 70 kB, so the memo stays small whatever the number of records.
-FLAT_KEPT = 512
+FLAT_KEPT = 128  # a record page diffs against the record a few before it in its experiment: 128 is plenty (9 MB)
 _FLAT: dict[int, tuple[weakref.ref[Record], dict[str, Any]]] = {}
 
 
