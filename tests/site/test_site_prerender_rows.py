@@ -7,8 +7,9 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_site_prerender_reference import _ref_table
 
-from bench.site._prerender_cells import _align, _convert, _split_row, _table, _Unsupported
+from bench.site._prerender_cells import _table, _Unsupported
 
 
 def _resolve(url: str) -> str:
@@ -16,19 +17,8 @@ def _resolve(url: str) -> str:
 
 
 def _reference(lines: Sequence[str]) -> str:
-    """The table converted cell by cell, nothing remembered."""
-    header = _split_row(lines[0])
-    aligns = [_align(c) for c in _split_row(lines[1])]
-    out = ["<table>", "<thead>", "<tr>"]
-    out += [f"<th{a}>{_convert(c, _resolve)}</th>" for c, a in zip(header, aligns, strict=True)]
-    out += ["</tr>", "</thead>", "<tbody>"]
-    for line in lines[2:]:
-        cells = _split_row(line)
-        if len(cells) != len(aligns):
-            raise _Unsupported(line)
-        out += ["<tr>", *(f"<td{a}>{_convert(c, _resolve)}</td>" for c, a in zip(cells, aligns, strict=True)), "</tr>"]
-    out += ["</tbody>", "</table>"]
-    return "\n".join(out)
+    """The table converted cell by cell, nothing remembered (the reference renderer of the prerender tests)."""
+    return _ref_table(lines, _resolve)
 
 
 _cell = st.one_of(
