@@ -45,6 +45,7 @@ from mkdocs.structure.pages import Page, _RelativePathTreeprocessor
 from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
 from bench.site import (
     CONFIG_KEY,
+    WORKERS_KEY,
     ShortcodeError,
     SiteCache,
     SiteData,
@@ -167,6 +168,7 @@ def on_pre_build(config: MkDocsConfig) -> None:
     for err in site.errors:
         log.warning("%s", err)
     config[CONFIG_KEY] = site
+    config[WORKERS_KEY] = _workers()  # for the generator script (hooks/gen_pages.py)
 
 
 def _pages(config: MkDocsConfig) -> RecordPages | None:

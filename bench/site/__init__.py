@@ -61,7 +61,7 @@ from ._site_records import keep_loaded_records
 from ._site_style import SITE_STYLE, site_style
 from ._text_parts import TextParts
 from ._tradeoff_chart import pareto_front, tradeoff_chart
-from ._workers import WORKERS_ENV, WorkersError, build_workers, in_workers
+from ._workers import WORKERS_ENV, WORKERS_KEY, WorkersError, build_workers, in_workers
 from ._write_pages import write_pages
 
 __all__ = [
@@ -80,6 +80,7 @@ __all__ = [
     "SITE_STYLE",
     "TITLE_SENTINEL",
     "WORKERS_ENV",
+    "WORKERS_KEY",
     "Axis",
     "Band",
     "Chart",

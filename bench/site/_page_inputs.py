@@ -23,17 +23,24 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
 
 from bench.record.model import Record
 
 from ._site_data import SiteData
 from ._site_records import kept_between_builds
+from ._workers import in_workers
 
-__all__ = ["configuration_key", "experiment_key", "kept_pages", "start_build"]
+__all__ = ["PageJob", "configuration_key", "experiment_key", "fill_pages", "kept_pages", "start_build"]
 
 KIND = "markdown"  # a namespace inside the keys (they share the cache's page folder)
+MIN_PARALLEL = 4  # fewer pages to make than this (a `mkdocs serve` rebuild after one new record makes 2): no fork
+# A build holding more than this makes its pages in one process: its children would copy most of it
+# (bench.site.in_workers)
+FORK_RESIDENT_MAX = 1024 * 2**20
+
+Made = list[tuple[str, str]]  # pages as (docs-relative path, Markdown)
 
 
 def _plain(value: Any) -> Any:
@@ -69,9 +76,47 @@ def configuration_key(site: SiteData, configuration: str) -> str:
     return _key(site, "configuration", configuration, site.configurations.get(configuration, []))
 
 
-def kept_pages(
-    site: SiteData, key: Callable[[], str], make: Callable[[], list[tuple[str, str]]]
-) -> list[tuple[str, str]]:
+@dataclass
+class PageJob:
+    """Pages made together (an experiment's page, a configuration's history pages): the key of their inputs
+    (computed once, when first asked for) and how they are made."""
+
+    key_of: Callable[[], str]
+    make: Callable[[], Made]
+    _key: str | None = None
+
+    def key(self) -> str:
+        if self._key is None:
+            self._key = self.key_of()
+        return self._key
+
+
+def _remember(site: SiteData, key: str, made: Made) -> None:
+    assert site.cache is not None
+    site.cache.remember_page(key, {"pages": [[path, text] for path, text in made]})
+
+
+def fill_pages(site: SiteData, jobs: Sequence[PageJob], workers: int) -> int:
+    """Make the pages the site cache lacks in ``workers`` processes (``bench.site.in_workers``), into the cache,
+    where :func:`kept_pages` finds them (a page a child could not make, e.g. one that fails, is made there again and
+    fails there); returns the children that ended well. On a cold build of 1,000 records the experiments' and
+    histories' pages took most of the generator's time in one process."""
+    cache = site.cache
+    if cache is None or workers < 2:
+        return 0
+    kept = _KEPT if kept_between_builds() else {}
+    missing = [job for job in jobs if job.key() not in kept and not cache.has_page(job.key())]
+    if len(missing) < MIN_PARALLEL:
+        return 0
+
+    def make(share: Sequence[PageJob]) -> None:
+        for job in share:
+            _remember(site, job.key(), job.make())
+
+    return in_workers(missing, make, workers, child_setup=lambda: None, max_resident=FORK_RESIDENT_MAX)
+
+
+def kept_pages(site: SiteData, key: Callable[[], str], make: Callable[[], Made]) -> Made:
     """``make()`` (pages as (docs-relative path, Markdown)), or what it gave under ``key()`` in the site cache
     (the key is computed only when there is a cache)."""
     cache = site.cache
@@ -87,7 +132,7 @@ def kept_pages(
         made = [(str(path), str(text)) for path, text in pages]
     else:
         made = make()
-        cache.remember_page(key_, {"pages": [[path, text] for path, text in made]})
+        _remember(site, key_, made)
     if kept_between_builds():
         _KEPT_NOW[key_] = made
     return made
@@ -102,5 +147,5 @@ def start_build() -> None:
 
 # Page key -> the pages made, by the last build of this process and by this one (only while records are kept
 # between builds: bench.site._site_records.keep_loaded_records, under mkdocs serve).
-_KEPT: dict[str, list[tuple[str, str]]] = {}
-_KEPT_NOW: dict[str, list[tuple[str, str]]] = {}
+_KEPT: dict[str, Made] = {}
+_KEPT_NOW: dict[str, Made] = {}

@@ -20,7 +20,7 @@ from ._experiment_page import experiment_downloads, experiment_markdown
 from ._git_info import last_changed_line
 from ._history_pages import history_downloads, history_index, history_pages
 from ._markup import all_rows_line, errors_box
-from ._page_inputs import configuration_key, experiment_key, kept_pages, start_build
+from ._page_inputs import PageJob, configuration_key, experiment_key, fill_pages, kept_pages, start_build
 from ._paths import (
     DEAD_ENDS_INDEX,
     EXPERIMENTS_INDEX,
@@ -102,23 +102,33 @@ def _raw(loaded: LoadedRecord) -> tuple[str]:
 
 
 def site_pages(
-    site: SiteData, *, records_per_page: int = RECORDS_PER_PAGE, record_pages: bool = True
+    site: SiteData, *, records_per_page: int = RECORDS_PER_PAGE, record_pages: bool = True, workers: int = 1
 ) -> Iterator[tuple[str, str | TextParts]]:
     """Every generated file as (docs-relative path, content): a string, or for the downloads of every record's rows
     :class:`TextParts`. ``record_pages=False``: without the record pages' Markdown (a generator adapter that renders
-    them itself from :func:`site_record_markdown`, e.g. ``hooks/``)."""
+    them itself from :func:`site_record_markdown`, e.g. ``hooks/``). With a site cache, the experiments' and
+    histories' pages it lacks are made first in ``workers`` processes (:func:`fill_pages`)."""
     start_build()
+    experiments = {
+        exp: PageJob(partial(experiment_key, site, exp), partial(_experiment_pages, site, exp))
+        for exp in site.all_experiments
+    }
+    histories = {
+        key: PageJob(partial(configuration_key, site, key), partial(_history_pages, site, key))
+        for key in site.configurations
+    }
+    fill_pages(site, [*experiments.values(), *histories.values()], workers)
     yield RECORDS_INDEX, records_index(site, records_per_page)
     yield from records_list_pages(site, records_per_page)
     yield EXPERIMENTS_INDEX, experiments_index(site)
     yield DEAD_ENDS_INDEX, dead_ends_index(site.dead_ends, site.errors)
     yield HISTORY_INDEX, history_index(site)
     yield RELIABILITY_PAGE, reliability_markdown(site.reliability)
-    for exp in site.all_experiments:  # their Markdown kept in the site cache under a key of their inputs
-        yield from kept_pages(site, partial(experiment_key, site, exp), partial(_experiment_pages, site, exp))
+    for exp, job in experiments.items():  # their Markdown kept in the site cache under a key of their inputs
+        yield from kept_pages(site, job.key, job.make)
         yield from experiment_downloads(site, exp)
-    for key in site.configurations:
-        yield from kept_pages(site, partial(configuration_key, site, key), partial(_history_pages, site, key))
+    for key, job in histories.items():
+        yield from kept_pages(site, job.key, job.make)
         yield from history_downloads(site, key)
     for loaded in site.records:
         r = loaded.record

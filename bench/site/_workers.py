@@ -17,9 +17,11 @@ from typing import TypeVar
 
 from bench.redact import redact_text
 
-__all__ = ["WORKERS_ENV", "WorkersError", "build_workers", "in_workers", "resident_bytes"]
+__all__ = ["WORKERS_ENV", "WORKERS_KEY", "WorkersError", "build_workers", "in_workers", "resident_bytes"]
 
 WORKERS_ENV = "BENCHBOOK_BUILD_WORKERS"
+# Where a build's adapter notes the processes it may use, in its config (hooks/: read by the generator script)
+WORKERS_KEY = "benchbook_build_workers"
 T = TypeVar("T")
 
 
@@ -93,9 +95,11 @@ def in_workers(
     finally:
         if not frozen:
             gc.unfreeze()
-    work(mine)
-    ok = 0
-    for pid in children:
-        _, status = os.waitpid(pid, 0)
-        ok += os.waitstatus_to_exitcode(status) == 0
+    try:
+        work(mine)
+    finally:  # the children end before this call does, even when the parent's share fails
+        ok = 0
+        for pid in children:
+            _, status = os.waitpid(pid, 0)
+            ok += os.waitstatus_to_exitcode(status) == 0
     return ok

@@ -176,3 +176,25 @@ def test_a_warm_build_takes_unchanged_configurations_flags_from_the_cache(
     changed = warm_site.configuration_of[str(data["id"])]
     assert set(computed) == {r.id for r in warm_site.configurations[changed]}  # only the changed configuration
     assert warm == load_site(records, DOCS).configuration_flags
+
+
+def test_pages_made_in_several_processes_are_the_pages_made_in_one(records: Path, tmp_path: Path) -> None:
+    one = dict(site_pages(load_site(records, DOCS, cache=SiteCache(tmp_path / "one"))))
+    site = load_site(records, DOCS, cache=SiteCache(tmp_path / "two"))
+    made: list[str] = []  # the experiment pages made in this process (a child's list is its own)
+    import bench.site._pages as pages_module
+
+    real = pages_module.experiment_markdown
+
+    def counting(site: SiteData, experiment: str) -> str:
+        made.append(experiment)
+        return real(site, experiment)
+
+    pages_module.experiment_markdown = counting  # type: ignore[assignment]
+    try:
+        two = dict(site_pages(site, workers=2))
+    finally:
+        pages_module.experiment_markdown = real  # type: ignore[assignment]
+    assert two == one
+    # every page was missing: they were dealt out in turn, experiments first, and this process made the first share
+    assert len(site.all_experiments) >= 2 and made == site.all_experiments[0::2]

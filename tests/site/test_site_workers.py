@@ -4,6 +4,7 @@ fails costs its results, not the call; the worker count read from the environmen
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -71,3 +72,18 @@ def test_a_bad_worker_count_is_shown_redacted(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(WorkersError) as caught:
         build_workers()
     assert token not in str(caught.value) and "BENCHBOOK_BUILD_WORKERS" in str(caught.value)
+
+
+def test_the_children_have_ended_when_the_parents_share_fails(tmp_path: Path) -> None:
+    parent = os.getpid()
+    mark = _mark(tmp_path)
+
+    def work(items: Sequence[int]) -> None:
+        if os.getpid() == parent:
+            raise RuntimeError("the parent's share fails at once")
+        time.sleep(0.3)  # the child's share takes a while
+        mark(items)
+
+    with pytest.raises(RuntimeError, match="fails at once"):
+        in_workers(list(range(6)), work, 2, child_setup=lambda: None)
+    assert sorted(int(p.stem) for p in tmp_path.glob("*.done")) == [1, 3, 5]  # waited for, not left running
