@@ -25,7 +25,8 @@ if str(ROOT) not in sys.path:
 
 from bench.site import site_pages  # noqa: E402
 from bench.site._cache import SiteCache  # noqa: E402
-from bench.site._site_data import SiteData, load_site  # noqa: E402
+from bench.site._site_data import SiteData  # noqa: E402
+from bench.site._site_load import load_site  # noqa: E402
 from benchmarks.synthetic_records import write_records  # noqa: E402
 
 KINDS = ("experiments", "history", "records", "other")

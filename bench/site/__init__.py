@@ -56,7 +56,8 @@ from ._record_page import record_markdown, site_record_markdown
 from ._reliability import load_reliability, reliability_markdown
 from ._search import GENERATED_DIRS, SearchEntry, full_text_indexed, search_entries
 from ._shortcodes import SHORTCODES, ShortcodeError, expand_shortcodes
-from ._site_data import CONFIG_KEY, RECORDS_ENV, SiteData, load_site, records_dir
+from ._site_data import CONFIG_KEY, RECORDS_ENV, SiteData
+from ._site_load import load_site, records_dir
 from ._site_records import keep_loaded_records
 from ._site_style import SITE_STYLE, site_style
 from ._text_parts import TextParts

@@ -12,7 +12,8 @@ from bench.errors import FieldError
 from bench.settings import DEFAULT_SETTINGS_FILE, SettingsError, load_settings
 
 from ._offline import check_site
-from ._site_data import RECORDS_ENV, load_site, records_dir
+from ._site_data import RECORDS_ENV
+from ._site_load import load_site, records_dir
 from ._write_pages import write_pages
 
 __all__ = ["register"]

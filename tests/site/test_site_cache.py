@@ -24,7 +24,8 @@ from bench.site._paths import (
     record_csv,
     record_json,
 )
-from bench.site._site_data import SiteData, redacted_record
+from bench.site._site_data import SiteData
+from bench.site._site_load import redacted_record
 
 
 def _pages(site: SiteData) -> dict[str, str]:

@@ -16,7 +16,7 @@ from bench.record.errors import RecordError
 from bench.record.load import load_record
 from bench.site import SiteCache, load_site
 from bench.site._lean import SamplesNotLoaded, SharedValues, SiteRecord, UnloadedSamples, lean, whole_record
-from bench.site._site_data import redacted_record
+from bench.site._site_load import redacted_record
 
 
 @pytest.mark.parametrize("cached", [False, True])

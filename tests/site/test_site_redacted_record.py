@@ -20,7 +20,7 @@ from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord, load_record
 from bench.record.model import Record
 from bench.redact import REDACTED, redact_value
-from bench.site._site_data import redacted_record
+from bench.site._site_load import redacted_record
 
 
 def _plain(loaded: LoadedRecord) -> LoadedRecord:
