@@ -21,6 +21,7 @@ pages to a folder for any other generator. Everything public is exported here; t
 * ``_search``: what the search index holds of the generated pages (titles and key fields, not their text).
 """
 
+from ._between_builds import keep_loaded_records
 from ._cache import SiteCache, code_version, default_cache_dir
 from ._chart_model import Axis, Band, Chart, HLine, Point, Series, Zone
 from ._chart_svg import render_svg
@@ -58,7 +59,6 @@ from ._search import GENERATED_DIRS, SearchEntry, full_text_indexed, search_entr
 from ._shortcodes import SHORTCODES, ShortcodeError, expand_shortcodes
 from ._site_data import CONFIG_KEY, RECORDS_ENV, SiteData
 from ._site_load import load_site, records_dir
-from ._site_records import keep_loaded_records
 from ._site_style import SITE_STYLE, site_style
 from ._text_parts import TextParts
 from ._tradeoff_chart import pareto_front, tradeoff_chart

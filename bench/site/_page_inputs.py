@@ -28,8 +28,8 @@ from typing import Any
 
 from bench.record.model import Record
 
+from ._between_builds import Carried
 from ._site_data import SiteData
-from ._site_records import kept_between_builds
 from ._workers import in_workers
 
 __all__ = ["PageJob", "configuration_key", "experiment_key", "fill_pages", "kept_pages", "start_build"]
@@ -104,8 +104,7 @@ def fill_pages(site: SiteData, jobs: Sequence[PageJob], workers: int) -> int:
     cache = site.cache
     if cache is None or workers < 2:
         return 0
-    kept = _KEPT if kept_between_builds() else {}
-    missing = [job for job in jobs if job.key() not in kept and not cache.has_page(job.key())]
+    missing = [job for job in jobs if job.key() not in _KEPT and not cache.has_page(job.key())]
     if len(missing) < MIN_PARALLEL:
         return 0
 
@@ -123,9 +122,8 @@ def kept_pages(site: SiteData, key: Callable[[], str], make: Callable[[], Made])
     if cache is None:
         return make()
     key_ = key()
-    if kept_between_builds() and key_ in _KEPT:  # the last build of this process made them (mkdocs serve)
-        _KEPT_NOW[key_] = _KEPT[key_]
-        return _KEPT[key_]
+    if (carried := _KEPT.get(key_)) is not None:  # the last build of this process made them (mkdocs serve)
+        return carried
     found = cache.page(key_)
     pages = found.get("pages") if found is not None else None
     if isinstance(pages, list) and all(isinstance(p, list) and len(p) == 2 for p in pages):
@@ -133,19 +131,14 @@ def kept_pages(site: SiteData, key: Callable[[], str], make: Callable[[], Made])
     else:
         made = make()
         _remember(site, key_, made)
-    if kept_between_builds():
-        _KEPT_NOW[key_] = made
+    _KEPT.put(key_, made)
     return made
 
 
 def start_build() -> None:
     """A new build: what the last one kept is what the one before it made (``mkdocs serve`` keeps one build's)."""
-    _KEPT.clear()
-    _KEPT.update(_KEPT_NOW)
-    _KEPT_NOW.clear()
+    _KEPT.turn()
 
 
-# Page key -> the pages made, by the last build of this process and by this one (only while records are kept
-# between builds: bench.site._site_records.keep_loaded_records, under mkdocs serve).
-_KEPT: dict[str, Made] = {}
-_KEPT_NOW: dict[str, Made] = {}
+# Page key -> the pages made, by the last build of this process (carried under ``mkdocs serve``)
+_KEPT: Carried[str, Made] = Carried()

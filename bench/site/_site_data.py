@@ -21,6 +21,7 @@ from bench.record.load import LoadedRecord
 from bench.record.model import Record
 from bench.settings import Settings
 
+from ._between_builds import Carried
 from ._cache import SiteCache
 from ._dead_ends import DeadEnd, DeadEndError
 from ._git_info import GitInfo
@@ -30,7 +31,6 @@ from ._site_records import (
     RecordText,
     Rows,
     compact_rows,
-    kept_between_builds,
     record_text,
     squeeze,
     unsqueeze,
@@ -50,9 +50,9 @@ DEFAULT_BASELINE = "baseline"
 COLUMN_INDEX = {c: i for i, c in enumerate(COLUMNS)}  # a column of the frame -> its place in a row's tuple
 # Whole records (with their samples) the site keeps at once: an experiment page compares about this many runs.
 WHOLE_KEPT = 64
-# Configuration (key, thresholds, record digests) -> its flags, as the last build of this process found them (only
-# while records are kept between builds: ``keep_loaded_records``).
-_FLAGS_KEPT: dict[tuple[str, ...], list[Flag]] = {}
+# Configuration (key, thresholds, record digests) -> its flags, as the last build of this process found them (carried
+# under ``mkdocs serve``)
+_FLAGS_KEPT: Carried[tuple[str, ...], list[Flag]] = Carried()
 
 
 @dataclass(frozen=True)
@@ -148,12 +148,11 @@ class SiteData:
         flags: in the site cache, and under ``mkdocs serve`` in memory."""
         th = self.settings.regression
         settings = th.model_dump_json()
-        serving = kept_between_builds()
+        _FLAGS_KEPT.turn()
         out: dict[str, list[Flag]] = {}
-        memo: dict[tuple[str, ...], list[Flag]] = {}
         for key, recs in self.configurations.items():
             found_key = (key, settings, *(self.digest(r) for r in recs))
-            found = _FLAGS_KEPT.get(found_key) if serving else None
+            found = _FLAGS_KEPT.get(found_key)
             if found is None and self.cache is not None:
                 kept = SiteCache.intervals_key("flags", *found_key)
                 found = self.cache.peek("flags", kept)
@@ -162,10 +161,8 @@ class SiteData:
                     self.cache.put_pickled("flags", kept, found)
             elif found is None:
                 found = flags(recs, th)
-            out[key] = memo[found_key] = found
-        if serving:
-            _FLAGS_KEPT.clear()
-            _FLAGS_KEPT.update(memo)
+            out[key] = found
+            _FLAGS_KEPT.put(found_key, found)
         return out
 
     @cached_property

@@ -30,6 +30,7 @@ from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord, LoadResult, load_record, load_records
 from bench.record.model import Record
 
+from ._between_builds import Carried
 from ._cache import SiteCache, record_key
 from ._file_keys import FileKeys
 from ._lean import SharedValues, SiteRecord, fields_given_key, lean, whole_record
@@ -40,8 +41,6 @@ __all__ = [
     "Rows",
     "SiteRecords",
     "compact_rows",
-    "keep_loaded_records",
-    "kept_between_builds",
     "load_site_records",
     "record_text",
     "squeeze",
@@ -186,16 +185,15 @@ def load_site_records(
     texts: dict[str, RecordText] = {}
     conf = repr(confidence)
 
-    kept: dict[tuple[str, str], _Kept] = {}
+    _KEPT.turn()
     keys = FileKeys.of(cache)  # a file unchanged since the last build is keyed without being read
 
     def load(path: Path) -> LoadedRecord:
         rel = path.relative_to(root).as_posix()
         key, text_read = keys.key(path, rel)
-        found = _KEPT.records.get((key, conf)) if _KEPT.enabled and _KEPT.shown is shown else None
-        if found is not None:  # loaded by the last build of this process: the same objects again
-            kept[(key, conf)] = found
-            slim, mine_kept, text_kept, changed, fp = found
+        found = _KEPT.get((key, conf))
+        if found is not None and found.shown is shown:  # loaded by the last build of this process: the same objects
+            slim, mine_kept, text_kept, changed, fp, _ = found
             restore = partial(_restore, slim, path, rel, key, shown, cache)
             rows[slim.id], texts[slim.id] = mine_kept, text_kept
             raw_text = partial(_raw_text, path, rel, key, restore if changed else None, cache)
@@ -228,7 +226,7 @@ def load_site_records(
                 _put(cache, key, entry, None)
         rows[slim.id] = mine
         texts[slim.id] = text
-        kept[(key, conf)] = _Kept(slim, mine, text, entry["raw_changed"], fp)
+        _KEPT.put((key, conf), _Kept(slim, mine, text, entry["raw_changed"], fp, shown))
         return site_record
 
     enabled = gc.isenabled()
@@ -241,8 +239,6 @@ def load_site_records(
     finally:
         if enabled:
             gc.enable()
-    if _KEPT.enabled:
-        _KEPT.records, _KEPT.shown = kept, shown  # this build's records only: the memory of one site
     return loaded
 
 
@@ -252,33 +248,11 @@ class _Kept(NamedTuple):
     text: RecordText
     raw_changed: bool  # redaction changed the file's text
     fingerprint: str
+    shown: Shown  # how the record was redacted
 
 
-@dataclass
-class _KeptRecords:
-    """The records the last build of this process loaded, by file key and confidence (on under ``mkdocs serve``:
-    :func:`keep_loaded_records`)."""
-
-    enabled: bool = False
-    shown: Shown | None = None
-    records: dict[tuple[str, str], _Kept] = field(default_factory=dict)
-
-
-_KEPT = _KeptRecords()
-
-
-def kept_between_builds() -> bool:
-    """Whether this process keeps what a build made for the next (``mkdocs serve``: :func:`keep_loaded_records`)."""
-    return _KEPT.enabled
-
-
-def keep_loaded_records(on: bool = True) -> None:
-    """Keep each build's loaded records for the next build in this process (``mkdocs serve``): a file whose path and
-    bytes are unchanged is then neither read from the site cache nor unpickled again, its lean record and rows
-    taken as they are (they are never changed once loaded). Off: forget them."""
-    _KEPT.enabled = on
-    if not on:
-        _KEPT.records, _KEPT.shown = {}, None
+# The records the last build of this process loaded, by file key and confidence (carried under ``mkdocs serve``)
+_KEPT: Carried[tuple[str, str], _Kept] = Carried()
 
 
 class _SharingPickler(pickle.Pickler):
