@@ -173,12 +173,13 @@ class SiteCache:
         except OSError:  # a read-only or full disk costs speed, never the build
             return
 
-    # -- bootstrap intervals of comparisons -------------------------------------------------------------------
-
     @staticmethod
-    def intervals_key(*parts: str) -> str:
-        """The key of a result computed from these parts (digests of the records involved, the settings...)."""
+    def entry_key(*parts: str) -> str:
+        """The key of an entry computed from these parts (a kind, the digests of the records involved, the
+        settings...): bootstrap intervals, a configuration's flags, a comparison's downloads."""
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    # -- bootstrap intervals of comparisons -------------------------------------------------------------------
 
     def intervals(self, key: str, compute: Callable[[Any], Any]) -> Any:
         """``compute(found)``, where ``found`` is what the last build kept under ``key`` (None: nothing): the

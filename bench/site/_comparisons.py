@@ -60,7 +60,7 @@ def site_comparison(site: SiteData, baseline: Record, candidate: Record) -> Comp
         return intervals
 
     parts = [site.digest(r) for r in a] + ["vs"] + [site.digest(r) for r in b]
-    site.cache.intervals(site.cache.intervals_key("comparison", site.settings.model_dump_json(), *parts), compute)
+    site.cache.intervals(site.cache.entry_key("comparison", site.settings.model_dump_json(), *parts), compute)
     return memo[key]
 
 
@@ -124,7 +124,7 @@ def experiment_comparison_downloads(site: SiteData, experiment: str) -> dict[str
             path: text for c in experiment_comparisons(site, experiment)[1] for path, text in comparison_downloads(c)
         }
 
-    key = site.cache.intervals_key("comparison-downloads", site.settings.model_dump_json(), *sides)
+    key = site.cache.entry_key("comparison-downloads", site.settings.model_dump_json(), *sides)
     files: dict[str, str] = site.cache.intervals(key, compute)
     return files
 

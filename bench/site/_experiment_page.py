@@ -86,7 +86,7 @@ def experiment_charts(site: SiteData, experiment: str, metric_key: str, *, chart
         draw(None)
     else:  # the bands' bootstrap is kept for the next build, keyed by every run drawn and the confidence
         parts = [f"{v}:" + ",".join(site.digest(r) for r in runs) for v, runs in repeats.items()]
-        site.cache.intervals(site.cache.intervals_key("bands", metric_key, repr(confidence), *parts), draw)
+        site.cache.intervals(site.cache.entry_key("bands", metric_key, repr(confidence), *parts), draw)
     chart = drawn[-1]
     if chart.empty:
         what = md_text(spec.label)

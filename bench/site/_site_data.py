@@ -154,7 +154,7 @@ class SiteData:
             found_key = (key, settings, *(self.digest(r) for r in recs))
             found = _FLAGS_KEPT.get(found_key)
             if found is None and self.cache is not None:
-                kept = SiteCache.intervals_key("flags", *found_key)
+                kept = SiteCache.entry_key("flags", *found_key)
                 found = self.cache.peek("flags", kept)
                 if not isinstance(found, list):
                     found = flags(recs, th)
