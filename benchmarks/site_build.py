@@ -11,6 +11,8 @@ never committed) are built with ``mkdocs build --strict`` and the script prints,
 * the built site's size and file count, its largest HTML page (size and name) and the search index's size;
 * ``serve``: seconds from writing one new record file (atomically, as ``bench run`` does) to ``mkdocs serve``
   serving that record's page (sizes up to ``--serve-max``; the cache as the builds above left it);
+* ``offline``: the offline check of the cold build's site on its own (``bench check-offline``: every file parsed,
+  as a cold build parses them), in seconds and as a share of the cold build (the goal: at most 5 %);
 * ``plain``: the same build for a plain MkDocs site (``benchmarks/plain_site.py``: Material, search, the same
   Markdown extensions, no benchbook hooks) with as many trivial pages as benchbook's site has HTML pages, and the
   ratio benchbook / plain: benchbook's own share.
@@ -82,11 +84,16 @@ class Row:
     warm_peak_rss_mib: float | None = None
     plain_build_s: float | None = None
     plain_peak_rss_mib: float | None = None
+    offline_s: float | None = None  # the offline check of the cold build's site, alone (every file parsed)
     notes: list[str] = field(default_factory=list)
 
     @property
     def ratio(self) -> float | None:
         return self.build_s / self.plain_build_s if self.plain_build_s else None
+
+    @property
+    def offline_share(self) -> float | None:
+        return self.offline_s / self.build_s if self.offline_s is not None and self.build_s else None
 
 
 def _kib(path: Path, field_name: str) -> int:
@@ -260,6 +267,10 @@ def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain:
         largest_page_kib=round(stats.largest[1] / 1024, 1),
         search_index_kib=round(stats.search_index / 1024, 1),
     )
+    check = run_measured([sys.executable, "-m", "bench", "check-offline", str(site)], ROOT, dict(os.environ))
+    if check.returncode != 0:
+        raise SystemExit(f"the offline check failed ({site}):\n{check.output[-4000:]}")
+    row.offline_s = round(check.seconds, 2)
     shutil.rmtree(site)
     warm = build(ROOT / "mkdocs.yml", site, mkdocs_env(records, cache))
     row.warm_build_s = round(warm.seconds, 2)
@@ -296,6 +307,7 @@ def table(rows: list[Row]) -> str:
         "largest page KiB",
         "search index KiB",
         "serve s",
+        "offline check s (share)",
         "plain build s",
         "plain RSS MiB",
         "build / plain",
@@ -313,6 +325,7 @@ def table(rows: list[Row]) -> str:
             f"{_cell(r.largest_page_kib, '.0f')} ({r.largest_page})",
             _cell(r.search_index_kib, ".0f"),
             _cell(r.serve_s),
+            f"{_cell(r.offline_s)} ({r.offline_share:.1%})" if r.offline_share is not None else "—",
             _cell(r.plain_build_s),
             _cell(r.plain_peak_rss_mib, ".0f"),
             _cell(r.ratio, ".1f") + "×" if r.ratio else "—",
@@ -357,7 +370,14 @@ def write_result(
             "load_average_end": [round(x, 2) for x in os.getloadavg()],
         },
         "settings": {"sizes": args.sizes, "serve_max": args.serve_max, "plain": not args.no_plain},
-        "rows": [{**asdict(r), "ratio": round(r.ratio, 2) if r.ratio else None} for r in rows],
+        "rows": [
+            {
+                **asdict(r),
+                "ratio": round(r.ratio, 2) if r.ratio else None,
+                "offline_share": round(r.offline_share, 4) if r.offline_share is not None else None,
+            }
+            for r in rows
+        ],
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = args.output.with_name(f".{args.output.name}.tmp")

@@ -19,7 +19,8 @@ def _site(rows: list[dict[str, Any]]) -> dict[str, Any]:
 ROW_1000 = {"kind": "synthetic", "records": 1000, "build_s": 12.5, "warm_build_s": 4.25, "peak_rss_mib": 400.0,
             "warm_peak_rss_mib": 350.0, "site_mib": 90.0, "pages": 1300, "largest_page": "records/index.html",
             "largest_page_kib": 900.0,
-            "search_index_kib": 80.0, "serve_s": 6.25, "plain_build_s": 5.0, "ratio": 2.5}  # fmt: skip
+            "search_index_kib": 80.0, "serve_s": 6.25, "plain_build_s": 5.0, "ratio": 2.5,
+            "offline_s": 0.5, "offline_share": 0.04}  # fmt: skip
 
 
 def _write(folder: Path, name: str, value: dict[str, Any]) -> None:
@@ -28,26 +29,34 @@ def _write(folder: Path, name: str, value: dict[str, Any]) -> None:
 
 def test_site_tables_and_goals_come_from_the_files(tmp_path: Path) -> None:
     _write(tmp_path, "site-build.json", _site([ROW_1000]))
-    before = {k: v for k, v in ROW_1000.items() if not k.startswith("warm_")} | {"build_s": 500.0, "ratio": 40.0}
+    before = {k: v for k, v in ROW_1000.items() if not k.startswith(("warm_", "offline_"))} | {
+        "build_s": 500.0,
+        "ratio": 40.0,
+    }
     _write(tmp_path, "site-build-before.json", _site([before]) | {"commit": "0123456789ab", "dirty": True})
     page = performance_markdown(load_results(tmp_path))
     now, _, old = page.partition("### Before the site was optimized")
-    row = "| 1,000 synthetic | 12.5 | 4.2 | 400 | 350 | 90.0 | 1,300 | 900 (records/index\\.html) | 80 | 6.2 | 5.0 "
-    row += "| 2.5× |"
+    row = "| 1,000 synthetic | 12.5 | 4.2 | 400 | 350 | 90.0 | 1,300 | 900 (records/index\\.html) | 80 | 6.2 "
+    row += "| 0.5 (4.0%) | 5.0 | 2.5× |"
     assert row in now
     assert "| 500.0 | — | 400 | — |" in old and "40.0×" in old  # a file without warm builds
+    assert "| 6.2 | — | 5.0 | 40.0× |" in old  # nor the offline check's time
     assert "`abc123def456`" in now and "`0123456789ab` (uncommitted changes)" in old
     assert "2026\\-12\\-01T15:00:00Z" in now and "Test CPU &lt;b&gt;" in now and "2 core(s)" in now
     assert "- 1,000 records, build ≤ 15 s: met (12.5)" in now
     assert "- 1,000 records, warm build (the cache a build filled) ≤ 15 s: met (4.2)" in now
     assert "- 1,000 records, serve ≤ 5 s: **not met** (6.2)" in now
     assert "- 1,000 records, no page over 1 MiB: met (900.0)" in now
-    row_10k = ROW_1000 | {"records": 10000, "build_s": 95.0, "peak_rss_mib": 2100.0, "warm_peak_rss_mib": 1900.0}
+    assert "- 1,000 records, offline check ≤ 5% of the build: met (4.0%)" in now
+    assert "offline check ≤" not in old
+    row_10k = ROW_1000 | {"records": 10000, "build_s": 95.0, "peak_rss_mib": 2100.0, "warm_peak_rss_mib": 1900.0,
+                          "offline_s": 9.5, "offline_share": 0.1}  # fmt: skip
     _write(tmp_path, "site-build.json", _site([row_10k]))
     now = performance_markdown(load_results(tmp_path)).partition("### Before the site was optimized")[0]
     assert "- 10,000 records, build ≤ 90 s: **not met** (95.0)" in now
     assert "- 10,000 records, peak RSS ≤ 2 GiB: **not met** (2,100.0)" in now
     assert "- 10,000 records, warm build's peak RSS ≤ 2 GiB: met (1,900.0)" in now
+    assert "- 10,000 records, offline check ≤ 5% of the build: **not met** (10.0%)" in now
 
 
 def test_client_tables_come_from_their_files(tmp_path: Path) -> None:
