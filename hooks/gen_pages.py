@@ -32,10 +32,9 @@ if not isinstance(site, SiteData):
 # hooks/kept_files.py) instead of written here and copied.
 outputs = site.cache.outputs if site.cache is not None else None
 kept: dict[str, str] = {}
-workers = mkdocs_gen_files.config.get(WORKERS_KEY)  # set with the site: processes the build may use
-for path, content in site_pages(
-    site, record_pages=not direct_record_pages(), workers=workers if isinstance(workers, int) else 1
-):
+given = mkdocs_gen_files.config.get(WORKERS_KEY)  # set with the site: the processes the build may use
+workers = given if isinstance(given, int) else 1
+for path, content in site_pages(site, workers=workers, record_pages=not direct_record_pages()):
     if outputs is not None and not path.endswith(".md"):
         key = content.key if isinstance(content, TextParts) else None
         if key is not None and (found := outputs.recall(key)) is not None:  # made from the same inputs before
