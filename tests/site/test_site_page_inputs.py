@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -104,13 +106,12 @@ def test_settings_and_commits_and_dead_ends_are_inputs(records: Path, tmp_path: 
     assert experiment_page("h200-ngram") in changed and experiment_page("h200-sglang") not in changed
 
 
-def test_kept_pages_are_read_back_not_made_again(records: Path, tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
-    first = dict(site_pages(load_site(records, DOCS, cache=SiteCache(cache))))
-    site = load_site(records, DOCS, cache=SiteCache(cache))
-    made: list[str] = []
+@contextmanager
+def _counting_experiment_pages() -> Iterator[list[str]]:
+    """The experiments whose page Markdown is made in this process while the block runs."""
     import bench.site._pages as pages_module
 
+    made: list[str] = []
     real = pages_module.experiment_markdown
 
     def counting(site: SiteData, experiment: str) -> str:
@@ -119,9 +120,17 @@ def test_kept_pages_are_read_back_not_made_again(records: Path, tmp_path: Path) 
 
     pages_module.experiment_markdown = counting  # type: ignore[assignment]
     try:
-        second = dict(site_pages(site))
+        yield made
     finally:
         pages_module.experiment_markdown = real  # type: ignore[assignment]
+
+
+def test_kept_pages_are_read_back_not_made_again(records: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = dict(site_pages(load_site(records, DOCS, cache=SiteCache(cache))))
+    site = load_site(records, DOCS, cache=SiteCache(cache))
+    with _counting_experiment_pages() as made:
+        second = dict(site_pages(site))
     assert made == []
     assert second == first
 
@@ -181,20 +190,8 @@ def test_a_warm_build_takes_unchanged_configurations_flags_from_the_cache(
 def test_pages_made_in_several_processes_are_the_pages_made_in_one(records: Path, tmp_path: Path) -> None:
     one = dict(site_pages(load_site(records, DOCS, cache=SiteCache(tmp_path / "one"))))
     site = load_site(records, DOCS, cache=SiteCache(tmp_path / "two"))
-    made: list[str] = []  # the experiment pages made in this process (a child's list is its own)
-    import bench.site._pages as pages_module
-
-    real = pages_module.experiment_markdown
-
-    def counting(site: SiteData, experiment: str) -> str:
-        made.append(experiment)
-        return real(site, experiment)
-
-    pages_module.experiment_markdown = counting  # type: ignore[assignment]
-    try:
+    with _counting_experiment_pages() as made:  # in this process (a child's list is its own)
         two = dict(site_pages(site, workers=2))
-    finally:
-        pages_module.experiment_markdown = real  # type: ignore[assignment]
     assert two == one
     # every page was missing: they were dealt out in turn, experiments first, and this process made the first share
     assert len(site.all_experiments) >= 2 and made == site.all_experiments[0::2]
