@@ -30,7 +30,7 @@ from bench.record.model import Record
 
 from ._between_builds import Carried
 from ._site_data import SiteData
-from ._workers import in_workers
+from ._workers import forks, in_workers
 
 __all__ = ["PageJob", "configuration_key", "experiment_key", "fill_pages", "kept_pages", "start_build"]
 
@@ -102,7 +102,7 @@ def fill_pages(site: SiteData, jobs: Sequence[PageJob], workers: int) -> int:
     fails there); returns the children that ended well. On a cold build of 1,000 records the experiments' and
     histories' pages took most of the generator's time in one process."""
     cache = site.cache
-    if cache is None or workers < 2:
+    if cache is None or not forks(workers, FORK_RESIDENT_MAX):  # made in this process as they are asked for
         return 0
     missing = [job for job in jobs if job.key() not in _KEPT and not cache.has_page(job.key())]
     if len(missing) < MIN_PARALLEL:

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from bench.redact import redact_text
 
-__all__ = ["WORKERS_ENV", "WORKERS_KEY", "WorkersError", "build_workers", "in_workers", "resident_bytes"]
+__all__ = ["WORKERS_ENV", "WORKERS_KEY", "WorkersError", "build_workers", "forks", "in_workers", "resident_bytes"]
 
 WORKERS_ENV = "BENCHBOOK_BUILD_WORKERS"
 # Where a build's adapter notes the processes it may use, in its config (hooks/: read by the generator script)
@@ -49,6 +49,13 @@ def resident_bytes() -> int:
         return 0
 
 
+def forks(workers: int, max_resident: int | None = None) -> bool:
+    """Whether :func:`in_workers` would fork now: more than one worker, ``os.fork`` there, and this process holding
+    no more than ``max_resident`` bytes."""
+    too_big = max_resident is not None and resident_bytes() > max_resident
+    return workers > 1 and hasattr(os, "fork") and not too_big
+
+
 def in_workers(
     items: Sequence[T],
     work: Callable[[Sequence[T]], None],
@@ -65,8 +72,7 @@ def in_workers(
     memory only until either writes to it, and work over a loaded site touches most of it (a build of 2,000
     records peaked at 803 MiB in one process and 1,572 MiB in two)."""
     shares = [items[i::workers] for i in range(max(1, workers))]
-    too_big = max_resident is not None and resident_bytes() > max_resident
-    if len(shares) == 1 or not hasattr(os, "fork") or too_big:
+    if not forks(workers, max_resident):
         work(items)
         return 0
     sys.stdout.flush()

@@ -195,3 +195,19 @@ def test_pages_made_in_several_processes_are_the_pages_made_in_one(records: Path
     assert two == one
     # every page was missing: they were dealt out in turn, experiments first, and this process made the first share
     assert len(site.all_experiments) >= 2 and made == site.all_experiments[0::2]
+
+
+def test_a_build_too_large_to_fork_makes_its_pages_as_they_are_asked_for(
+    records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bench.site._page_inputs as page_inputs
+
+    monkeypatch.setattr(page_inputs, "FORK_RESIDENT_MAX", 2**20)  # this process holds more: no child would share it
+    site = load_site(records, DOCS, cache=SiteCache(tmp_path / "cache"))
+    with _counting_experiment_pages() as made:
+        pages = site_pages(site, workers=2)
+        next(pages)  # the records index: nothing made ahead of it, in this process or for the cache
+        assert made == []
+        rest = dict(pages)
+    assert made == site.all_experiments
+    assert rest == {k: v for k, v in site_pages(load_site(records, DOCS)) if k != "records/index.md"}
