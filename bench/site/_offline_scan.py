@@ -137,27 +137,26 @@ def decode(data: bytes) -> str:
 # that looks like a tag) sends the whole page through the parser. The patterns spell out what the parser's str
 # patterns match beyond ASCII: Unicode white space (its \s), and the letters that its lower-casing (KELVIN SIGN in
 # "background") or re.IGNORECASE (dotted and dotless i in "@import") turn into ASCII ones.
-def _white_space() -> bytes:
-    chars = [chr(c) for c in range(0x3001) if re.match(r"\s", chr(c))]  # none above U+3000 (a test checks)
-    ascii_ = b"".join(re.escape(c.encode()) for c in chars if c.isascii())
-    return b"(?:[" + ascii_ + b"]|" + b"|".join(re.escape(c.encode()) for c in chars if not c.isascii()) + b")"
-
-
-_WS = _white_space()
+_WHITE_SPACE = [chr(c).encode() for c in range(0x3001) if re.match(r"\s", chr(c))]  # none above U+3000 (tested)
+_WS = b"(?:[" + b"".join(re.escape(c) for c in _WHITE_SPACE if len(c) == 1) + b"]|"
+_WS += b"|".join(re.escape(c) for c in _WHITE_SPACE if len(c) > 1) + b")"
+# Any byte of those: where a longer match costs only time (a suspect), one class is much faster to repeat.
+_WS_BYTES = b"[" + b"".join(re.escape(bytes([b])) for b in sorted(set(b"".join(_WHITE_SPACE)))) + b"]"
 _ATTRS = rb"""[^>"']*(?:(?:"[^"]*"|'[^']*')[^>"']*)*"""  # a tag's attributes: quoted values may hold '>'
 _TAG = re.compile(rb"<[a-zA-Z]" + _ATTRS + rb">")
-_LOADS = rb"(?:&|url" + _WS + rb"*\(|@(?:i|\xc4\xb0|\xc4\xb1)mport)"
+_LOADS = rb"(?:&|url" + _WS_BYTES + rb"*\(|@(?:i|\xc4\xb0|\xc4\xb1)mport)"
 # One literal-led pattern each (an alternation is many times slower); "src(?:set)?" finds srcset, "href" xlink:href,
 # "action" formaction.
 _URL_NAMES = (rb"src(?:set)?", rb"href", rb"poster", rb"action", rb"data", rb"bac(?:k|\xe2\x84\xaa)ground")
+
 _STYLE_VALUE = rb"""(?:"[^"]*?""" + _LOADS + rb"""|'[^']*?""" + _LOADS + rb"""|(?!["'])[^>\s]*?""" + _LOADS + rb")"
 # A URL attribute whose value is plainly local (no ':', '//', '\\', character reference or control character: urlsplit
 # finds neither scheme nor host in it, nor in any part of it) loads nothing wherever it stands, so it is no hit: in a
 # tag, the parser reads exactly that value; anywhere else, it is no attribute at all.
 _LOCAL_VALUE = rb'[^"&:\\\x00-\x1f/]*(?:/[^"&:\\\x00-\x1f/]+)*/?'
 _SUSPECTS = (
-    *(re.compile(name + _WS + rb'*=(?!"' + _LOCAL_VALUE + rb'")') for name in _URL_NAMES),
-    re.compile(rb"style" + _WS + rb"*=+" + _WS + rb"*" + _STYLE_VALUE),
+    *(re.compile(name + _WS_BYTES + rb'*=(?!"' + _LOCAL_VALUE + rb'")') for name in _URL_NAMES),
+    re.compile(rb"style" + _WS_BYTES + rb"*=+" + _WS_BYTES + rb"*" + _STYLE_VALUE),
 )
 # What the parser skips: a comment (to '--' '>', white space between), a script's or style's text (the tag name
 # ends where the parser's does; the text ends at the first end tag the parser accepts).
