@@ -15,6 +15,7 @@ import sys
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from pathlib import Path
 from urllib.parse import urlsplit
 
 DEFAULT_ALLOW: tuple[str, ...] = ()  # nothing is allowed by default; mkdocs.yml's extra.benchbook.offline_allow adds
@@ -221,15 +222,19 @@ def _pieces(data: bytes, lower: bytes) -> dict[int, tuple[bytes, bytes]] | None:
 def check_file(path: str, rel: str, clean: Container[str], allow: Sequence[str]) -> tuple[str, list[Violation]]:
     """One site file (``rel``: its name in the site): its digest (``css:``/``html:`` and the sha256 of its bytes) and
     its external loads, none when ``clean`` holds the digest (bytes an earlier build found clean)."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = Path(path).read_bytes()
     css = path.lower().endswith(".css")
     digest = ("css:" if css else "html:") + hashlib.sha256(data).hexdigest()
     if digest in clean:
         return digest, []
     if b"\r" in data:  # universal newlines, as Path.read_text reads (the same on bytes: '\r' is never in a sequence)
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    return digest, check_css(decode(data), rel, allow) if css else check_html_bytes(data, rel, allow)
+    return digest, check_bytes(data, rel, allow, css=css)
+
+
+def check_bytes(data: bytes, file: str, allow: Sequence[str], *, css: bool) -> list[Violation]:
+    """A file's external loads, from its bytes (universal newlines already applied)."""
+    return check_css(decode(data), file, allow) if css else check_html_bytes(data, file, allow)
 
 
 def worker_main() -> None:

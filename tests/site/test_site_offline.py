@@ -122,7 +122,7 @@ TRICKY = [
     '<div style=a"url(http://quote-inside-a-bare-value)">',
     '<a title="<script>" href="http://script-in-a-value"></a><script></script>',
     '<a title="<!--" href="http://comment-in-a-value">--></a>',
-    '<div style="@\u0131mport \'http://dotless-i\'">',  # re.IGNORECASE: 'i' matches it
+    "<div style=\"@\u0131mport 'http://dotless-i'\">",  # re.IGNORECASE: 'i' matches it
     '<body bac\u212aground="http://kelvin-sign">',  # its lower case is 'k'
     '<a href\u2003="http://unicode-space">',
     '<p>\xe9\u2014<img src="http://after-non-ascii-text">\U0001f600<img src="//after-an-emoji"></p>',
@@ -145,7 +145,7 @@ def test_every_white_space_the_parser_knows_is_spelled_out() -> None:
     from bench.site._offline_scan import _WHITE_SPACE
 
     every = [chr(c).encode() for c in range(sys.maxunicode + 1) if re.match(r"\s", chr(c))]
-    assert _WHITE_SPACE == every
+    assert every == _WHITE_SPACE
 
 
 def test_external_loads_in_a_large_page_are_caught() -> None:
