@@ -1,7 +1,8 @@
 """The built site must load nothing from outside: every ``src``/``href`` (and CSS ``url()``/``@import``)
 in its HTML, CSS and SVG files must point inside the site, unless it starts with an allow-listed prefix.
 
-Pure checking over text (:func:`check_html`, :func:`check_css`) plus a folder walk (:func:`check_site`).
+Pure checking over text (:func:`check_html`, :func:`check_css`; in ``_offline_scan``, which worker processes load
+alone) plus a folder walk (:func:`check_site`), over several processes where asked (``_offline_pool``).
 """
 
 from __future__ import annotations
