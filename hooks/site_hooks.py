@@ -267,7 +267,7 @@ def on_post_build(config: MkDocsConfig) -> None:
     # every file of every build is checked; one whose bytes were found clean before is not parsed again
     site = _site(config)
     placed = site.cache.outputs.placed if site.cache is not None else None  # linked files: their hash is known
-    found = check_site(Path(config.site_dir), allow, cache_dir=default_cache_dir(), known=placed)
+    found = check_site(Path(config.site_dir), allow, cache_dir=default_cache_dir(), known=placed, workers=_workers())
     if found:
         listed = "\n  ".join(str(v) for v in found[:50])
         raise PluginError(f"benchbook: the built site loads {len(found)} external resource(s):\n  {listed}")

@@ -98,6 +98,34 @@ TRICKY = [
     '<object data="http://o"></object><form action="https://f"><video poster="//p"><body background="http://b">',
     "<td style='text-align: right'>1</td><td style=\"color: red\">2</td>",
     '<p>İ<a href="http://after-a-letter-whose-lower-case-is-longer">x</a></p>',
+    # what the fast path's one-regex reading of a simple tag must leave to the parser
+    '<a href="http://a?b&amp;c">',  # a character reference in a value
+    '<a href="&#104;ttp://ent">',
+    "<img src='http://single-quoted'>",
+    "<img src=http://unquoted>",
+    '<A HREF="http://UPPER" Title="t">',
+    '<svg><use xlink:href="https://e#x"/></svg>',
+    '<a\nhref="http://newline"\n>',
+    '<a href="http://x" / ><img src="//y"/>',
+    '<a href="https://not-closed">x</a',
+    '<script src="http://s"></script><img src="http://after-a-script">',
+    '<scriptx src="http://z"></scriptx>',
+    # plainly local values are no hits; anything else is
+    '<a href="../a/b.html#c"><a href="/x//evil"><a href="http:evil"><a href="\\\\host\\x"><a href="/\t/tab">',
+    '<img srcset="a.png 1x,//cdn/b.png 2x">',
+    # the parser's rules that the fast path once got wrong (each missed a load)
+    '<script-x><img src="http://name-goes-on"></script-x>',  # not a script: its name is "script-x"
+    '<script>x</ script><img src="http://end-tag-with-space"><script></script>',
+    '<!-- x -- ><img src="http://comment-end-with-space"> -->',
+    '<!-- unclosed > <img src="http://after-an-unclosed-comment">',
+    '<div style=="background:url(http://double-equals)">',
+    '<div style=a"url(http://quote-inside-a-bare-value)">',
+    '<a title="<script>" href="http://script-in-a-value"></a><script></script>',
+    '<a title="<!--" href="http://comment-in-a-value">--></a>',
+    "<div style=\"@\u0131mport 'http://dotless-i'\">",  # re.IGNORECASE: 'i' matches it
+    '<body bac\u212aground="http://kelvin-sign">',  # its lower case is 'k'
+    '<a href\u2003="http://unicode-space">',
+    '<p>\xe9\u2014<img src="http://after-non-ascii-text">\U0001f600<img src="//after-an-emoji"></p>',
 ]
 
 
@@ -106,6 +134,18 @@ def test_fast_check_finds_what_parsing_everything_finds(html: str) -> None:
     from bench.site._offline import _check_html_fully
 
     assert check_html(html, "p.html") == _check_html_fully(html, "p.html")
+    assert check_html(html.upper(), "p.html") == _check_html_fully(html.upper(), "p.html")
+
+
+def test_every_white_space_the_parser_knows_is_spelled_out() -> None:
+    """The fast path's patterns list the characters the parser's ``\\s`` matches (all below U+3001)."""
+    import re
+    import sys
+
+    from bench.site._offline_scan import _WHITE_SPACE
+
+    every = [chr(c).encode() for c in range(sys.maxunicode + 1) if re.match(r"\s", chr(c))]
+    assert every == _WHITE_SPACE
 
 
 def test_external_loads_in_a_large_page_are_caught() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import bench.site._offline as offline
+import bench.site._offline_scan as scan
 from bench.site import check_site
 
 PAGE = '<html><head><link rel="stylesheet" href="assets/site.css"></head><body><a href="b.html">b</a></body></html>'
@@ -29,18 +30,13 @@ def site(tmp_path: Path) -> Path:
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files the check parses (rather than finds clean in its cache)."""
     seen: list[str] = []
-    html, css = offline.check_html, offline.check_css
+    plain = scan.check_bytes
 
-    def check_html(text: str, file: str, allow: tuple[str, ...] = ()) -> list[offline.Violation]:
+    def check_bytes(data: bytes, file: str, allow: tuple[str, ...], *, css: bool) -> list[offline.Violation]:
         seen.append(file)
-        return html(text, file, allow)
+        return plain(data, file, allow, css=css)
 
-    def check_css(text: str, file: str, allow: tuple[str, ...] = ()) -> list[offline.Violation]:
-        seen.append(file)
-        return css(text, file, allow)
-
-    monkeypatch.setattr(offline, "check_html", check_html)
-    monkeypatch.setattr(offline, "check_css", check_css)
+    monkeypatch.setattr(scan, "check_bytes", check_bytes)
     return seen
 
 
