@@ -14,6 +14,7 @@ from bench.settings import DEFAULT_SETTINGS_FILE, SettingsError, load_settings
 from ._offline import check_site
 from ._site_data import RECORDS_ENV
 from ._site_load import load_site, records_dir
+from ._workers import WorkersError, build_workers
 from ._write_pages import write_pages
 
 __all__ = ["register"]
@@ -64,7 +65,12 @@ def _check_offline(args: argparse.Namespace) -> int:
     if not site_dir.is_dir():
         print(f"error: {site_dir} is not a folder (build the site first: mkdocs build -d {site_dir})", file=sys.stderr)
         return 2
-    found = check_site(site_dir, tuple(args.allow))
+    try:
+        workers = build_workers()  # the processes the files are checked in, as a build checks them
+    except WorkersError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    found = check_site(site_dir, tuple(args.allow), workers=workers)
     for v in found:
         print(f"error: {v}", file=sys.stderr)
     print(f"{len(found)} external reference(s) in {site_dir}")

@@ -82,6 +82,21 @@ def test_missing_site_dir(tmp_path: Path) -> None:
     assert main(["check-offline", str(tmp_path / "nope")]) == 2
 
 
+def test_the_command_checks_in_the_build_workers_and_refuses_a_bad_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _site(tmp_path)
+    for i in range(250):  # enough files for two processes (bench.site._offline_pool.MIN_FILES_PER_WORKER)
+        (site / f"p{i}.html").write_text(f'<a href="p{i + 1}.html">next</a>')
+    (site / "p201.html").write_text('<img src="https://cdn.example/x.png">')  # planted
+    monkeypatch.setenv("BENCHBOOK_BUILD_WORKERS", "2")
+    assert main(["check-offline", str(site)]) == 1
+    assert "p201.html: <img src> loads an external resource: https://cdn.example/x.png" in capsys.readouterr().err
+    monkeypatch.setenv("BENCHBOOK_BUILD_WORKERS", "none")
+    assert main(["check-offline", str(site)]) == 2
+    assert "BENCHBOOK_BUILD_WORKERS: expected a whole number of processes" in capsys.readouterr().err
+
+
 TRICKY = [
     '<SCRIPT src="http://x"></SCRIPT><Style>a{b:url(http://y)}</STYLE><p>&amp;</p><img SRC=&#104;ttp://z>',
     '<p>text href="http://q"</p>',
