@@ -83,6 +83,9 @@ class PageJob:
 
     key_of: Callable[[], str]
     make: Callable[[], Made]
+    # more work for the same inputs that leaves its result in the site cache (an experiment's comparison downloads),
+    # done with the pages where they are made ahead (fill_pages)
+    ahead: Callable[[], object] | None = None
     _key: str | None = None
 
     def key(self) -> str:
@@ -111,6 +114,8 @@ def fill_pages(site: SiteData, jobs: Sequence[PageJob], workers: int) -> int:
     def make(share: Sequence[PageJob]) -> None:
         for job in share:
             _remember(site, job.key(), job.make())
+            if job.ahead is not None:
+                job.ahead()
 
     return in_workers(missing, make, workers, child_setup=lambda: None, max_resident=FORK_RESIDENT_MAX)
 

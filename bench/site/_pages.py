@@ -110,7 +110,11 @@ def site_pages(
     histories' pages it lacks are made first in ``workers`` processes (:func:`fill_pages`)."""
     start_build()
     experiments = {
-        exp: PageJob(partial(experiment_key, site, exp), partial(_experiment_pages, site, exp))
+        exp: PageJob(
+            partial(experiment_key, site, exp),
+            partial(_experiment_pages, site, exp),
+            ahead=partial(experiment_comparison_downloads, site, exp),
+        )
         for exp in site.all_experiments
     }
     histories = {

@@ -211,3 +211,23 @@ def test_a_build_too_large_to_fork_makes_its_pages_as_they_are_asked_for(
         rest = dict(pages)
     assert made == site.all_experiments
     assert rest == {k: v for k, v in site_pages(load_site(records, DOCS)) if k != "records/index.md"}
+
+
+def test_the_comparison_downloads_of_a_childs_experiments_are_made_there(
+    records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bench.site._comparisons as comparisons
+
+    made: list[str] = []  # comparisons whose downloads were made in this process
+    real = comparisons.comparison_downloads
+
+    def counting(c: Any) -> Any:
+        made.append(f"{c.ids_a[0]} vs {c.ids_b[0]}")
+        return real(c)
+
+    monkeypatch.setattr(comparisons, "comparison_downloads", counting)
+    one = dict(site_pages(load_site(records, DOCS, cache=SiteCache(tmp_path / "one"))))
+    alone, made[:] = list(made), []
+    two = dict(site_pages(load_site(records, DOCS, cache=SiteCache(tmp_path / "two")), workers=2))
+    assert two == one
+    assert set(made) < set(alone)  # the child's share of the experiments' comparison downloads came from the cache
