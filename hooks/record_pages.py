@@ -47,6 +47,7 @@ from mkdocs.utils import meta
 from bench.record.load import LoadedRecord
 from bench.site import (
     CONTENT_SENTINEL,
+    FORK_RESIDENT_MAX,
     GENERATED_DIRS,
     H1_URL_SENTINEL,
     HEADING_SENTINEL,
@@ -86,8 +87,6 @@ BODIES = "record-page-bodies"
 
 _Job = tuple[str, str | None, Callable[[], str]]  # a page, its body's cache key (None: not cached), its Markdown
 MIN_PARALLEL = 16  # fewer bodies to convert than this: not worth a fork
-# A build holding more than this converts in one process: its children would copy most of it (bench.site.in_workers)
-FORK_RESIDENT_MAX = 1024 * 2**20
 
 
 def renderer_version(config: MkDocsConfig) -> str:

@@ -62,13 +62,14 @@ from ._site_load import load_site, records_dir
 from ._site_style import SITE_STYLE, site_style
 from ._text_parts import TextParts
 from ._tradeoff_chart import pareto_front, tradeoff_chart
-from ._workers import WORKERS_ENV, WORKERS_KEY, WorkersError, build_workers, in_workers
+from ._workers import FORK_RESIDENT_MAX, WORKERS_ENV, WORKERS_KEY, WorkersError, build_workers, forks, in_workers
 from ._write_pages import write_pages
 
 __all__ = [
     "CONFIG_KEY",
     "CONTENT_SENTINEL",
     "FOLDER_SENTINEL",
+    "FORK_RESIDENT_MAX",
     "GENERATED_DIRS",
     "H1_URL_SENTINEL",
     "HEADING_SENTINEL",
@@ -117,6 +118,7 @@ __all__ = [
     "experiment_comparisons",
     "experiment_markdown",
     "experiments_index",
+    "forks",
     "front_matter_title",
     "full_text_indexed",
     "generated_page_key",

@@ -30,15 +30,12 @@ from bench.record.model import Record
 
 from ._between_builds import Carried
 from ._site_data import SiteData
-from ._workers import forks, in_workers
+from ._workers import FORK_RESIDENT_MAX, forks, in_workers
 
 __all__ = ["PageJob", "configuration_key", "experiment_key", "fill_pages", "kept_pages", "start_build"]
 
 KIND = "markdown"  # a namespace inside the keys (they share the cache's page folder)
 MIN_PARALLEL = 4  # fewer pages to make than this (a `mkdocs serve` rebuild after one new record makes 2): no fork
-# A build holding more than this makes its pages in one process: its children would copy most of it
-# (bench.site.in_workers)
-FORK_RESIDENT_MAX = 1024 * 2**20
 
 Made = list[tuple[str, str]]  # pages as (docs-relative path, Markdown)
 
