@@ -3,7 +3,8 @@
 Nothing here imports MkDocs: ``hooks/`` adapts these functions to MkDocs, and ``bench render`` writes the same
 pages to a folder for any other generator. Everything public is exported here; the modules behind it are private:
 
-* ``_site_data``: what a build is made from (records, dead ends, settings, git, the frame's rows);
+* ``_site_data``, ``_site_load``: what a build is made from (records, dead ends, settings, git, the frame's rows),
+  and loading it;
 * ``_cache``: what a build keeps for the next, per record (keyed by its bytes and benchbook's code);
 * ``_pages``, ``_write_pages``: every generated file, and writing them to a folder;
 * ``_record_page``, ``_record_sections``, ``_record_levels``: one page per record;
@@ -13,7 +14,10 @@ pages to a folder for any other generator. Everything public is exported here; t
 * ``_shortcodes``, ``_shortcode_call``, ``_shortcode_handlers``: ``<!-- bench:... -->`` in hand-written pages;
 * ``_escape``, ``_markup``, ``_format``, ``_paths``, ``_front_matter``, ``_environment``, ``_claims``,
   ``_failed_levels``, ``_git_info``, ``_repeat_spread``: the parts pages share;
-* ``_offline``: the check that the built site loads nothing from outside;
+* ``_offline`` (``_offline_scan``: one page; ``_offline_pool``: over worker processes): the check that the built
+  site loads nothing from outside;
+* ``_workers``, ``_page_inputs``, ``_between_builds``: a build's work split over forked processes, what the
+  experiment and history pages are made from, and what one ``mkdocs serve`` build leaves the next;
 * ``_performance``: the Performance page, from the benchmark scripts' result files;
 * ``_page_shell``: record pages' cache keys and the theme's page shell filled per page;
 * ``_prerender`` (and ``_prerender_cells``): tables, charts, one-line lists, code blocks, scroll boxes and download
