@@ -29,6 +29,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,6 +76,8 @@ else:  # MkDocs puts this folder on sys.path while it loads a hook
     from record_pages import RecordPages
 
 log = get_plugin_logger("benchbook")
+# How long the offline check of this build took, as logged (INFO): "<this> 1.23 s"
+OFFLINE_TIMING = "offline check of the built site:"
 # Where this build's record pages (hooks/record_pages.py) are kept between the events, in the MkDocs config.
 PAGES_KEY = "benchbook_record_pages"
 # Page (docs-relative source) -> its pre-rendered blocks and the link resolver that checked their links, from
@@ -267,7 +270,9 @@ def on_post_build(config: MkDocsConfig) -> None:
     # every file of every build is checked; one whose bytes were found clean before is not parsed again
     site = _site(config)
     placed = site.cache.outputs.placed if site.cache is not None else None  # linked files: their hash is known
+    started = time.perf_counter()
     found = check_site(Path(config.site_dir), allow, cache_dir=default_cache_dir(), known=placed, workers=_workers())
+    log.info("%s %.2f s", OFFLINE_TIMING, time.perf_counter() - started)  # benchmarks/site_build.py reads it
     if found:
         listed = "\n  ".join(str(v) for v in found[:50])
         raise PluginError(f"benchbook: the built site loads {len(found)} external resource(s):\n  {listed}")
