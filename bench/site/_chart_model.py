@@ -138,7 +138,7 @@ def _nice_step(span: float, target: int = 5) -> float:
 def _linear_ticks(lo: float, hi: float) -> tuple[float, float, list[float], float]:
     """(first tick, last tick, ticks, step): round multiples of the step, from at or below ``lo`` to at or above
     ``hi``."""
-    if hi <= lo:
+    if hi - lo <= max(abs(lo), abs(hi)) * 1e-9:  # one value, or values too close for ticks a float can tell apart
         hi = lo + (abs(lo) or 1.0)
     step = _nice_step(hi - lo)
     first, last = math.floor(lo / step), math.ceil(hi / step)
