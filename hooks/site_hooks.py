@@ -151,6 +151,7 @@ def on_pre_build(config: MkDocsConfig) -> None:
     root = Path(config.config_file_path).resolve().parent
     folder = default_cache_dir()
     cache = SiteCache(folder) if folder is not None else None
+    workers = config[WORKERS_KEY] = _workers()  # also for the generator script (hooks/gen_pages.py)
     # The loaded site (millions of objects) lives until the build ends: made with the cyclic collector paused and
     # then kept out of its reach until on_post_build, or every full collection walks it again (1.2-1.6 s each at
     # 1,000 records, one or two per build).
@@ -163,7 +164,7 @@ def on_pre_build(config: MkDocsConfig) -> None:
             git=True,
             repository=root,
             cache=cache,
-            workers=_workers(),
+            workers=workers,
         )
     finally:
         gc.freeze()
@@ -171,7 +172,6 @@ def on_pre_build(config: MkDocsConfig) -> None:
     for err in site.errors:
         log.warning("%s", err)
     config[CONFIG_KEY] = site
-    config[WORKERS_KEY] = _workers()  # for the generator script (hooks/gen_pages.py)
 
 
 def _pages(config: MkDocsConfig) -> RecordPages | None:
