@@ -40,8 +40,8 @@ from mkdocs.commands.build import get_context
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files, file_sort_key
 from mkdocs.structure.nav import Navigation
-from mkdocs.structure.pages import Page
-from mkdocs.structure.toc import TableOfContents
+from mkdocs.structure.pages import Page, _RelativePathTreeprocessor
+from mkdocs.structure.toc import TableOfContents, get_toc
 from mkdocs.utils import meta
 
 from bench.record.load import LoadedRecord
@@ -58,6 +58,7 @@ from bench.site import (
     generated_page_key,
     in_workers,
     record_page_key,
+    residual_html,
     shell_key,
     shell_page,
     site_record_markdown,
@@ -72,6 +73,7 @@ else:  # MkDocs puts this folder on sys.path while it loads a hook
 __all__ = ["RecordPages"]
 
 _HERE = Path(__file__).resolve().parent
+_PAGES_LOG = logging.getLogger("mkdocs.structure.pages")  # whose level decides whether Page.render keeps anchor links
 _ADAPTER = (
     "record_pages.py",
     "page_parts.py",
@@ -87,6 +89,25 @@ BODIES = "record-page-bodies"
 
 _Job = tuple[str, str | None, Callable[[], str]]  # a page, its body's cache key (None: not cached), its Markdown
 MIN_PARALLEL = 16  # fewer bodies to convert than this: not worth a fork
+
+
+def _render_residual(page: Page, config: MkDocsConfig, files: Files) -> bool:
+    """``Page.render`` without Python-Markdown: the body, table of contents, title, anchors and links to other pages'
+    anchors from ``bench.site.residual_html`` (the same, byte for byte, for the Markdown it writes); False (nothing
+    set) when the page's Markdown holds anything else."""
+    if page.markdown is None:
+        return False
+    links = _RelativePathTreeprocessor(page.file, files, config)  # what Page.render resolves links with
+    made = residual_html(page.markdown, links.path_to_url)
+    if made is None:
+        return False
+    page.content = made.html
+    page.toc = get_toc(made.toc)  # type: ignore[arg-type]  # the toc extension's tokens, as Page.render passes them
+    page._title_from_render = made.title
+    page.present_anchor_ids = set(made.anchors)
+    if _PAGES_LOG.getEffectiveLevel() > logging.DEBUG:  # as Page.render keeps them
+        page.links_to_anchors = links.links_to_anchors
+    return True
 
 
 def renderer_version(config: MkDocsConfig) -> str:
@@ -118,6 +139,7 @@ class RecordPages:
     generated_rendered: int = 0  # the same for the generated pages
     forked: int = 0  # child processes that converted bodies and ended well
     converted: set[str] = field(default_factory=set)
+    residual: bool = True  # bodies whose Markdown bench.site.residual_html writes are not given to Python-Markdown
     recalled: int = 0  # pages linked as the last build made them (the site cache's outputs: Outputs.recall)
     # for the next build (BODIES): each page's body key and what it needs of the body, pickled (a dict of lists per
     # page took several times the memory: about 150 MB at 10,000 records)
@@ -162,7 +184,8 @@ class RecordPages:
         try:
             page.markdown, page.meta = meta.get_data(markdown)
             page.markdown = config.plugins.on_page_markdown(page.markdown, page=page, config=config, files=recording)
-            page.render(config, recording)
+            if not (self.residual and _render_residual(page, config, recording)):
+                page.render(config, recording)
             assert page.content is not None
             page.content = config.plugins.on_page_content(page.content, page=page, config=config, files=recording)
         finally:

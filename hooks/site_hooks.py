@@ -10,7 +10,8 @@
                      ``serve``: each rebuild reuses the unchanged records the last one loaded);
 * ``on_files``       register the record pages (``hooks/record_pages.py``: rendered outside MkDocs' per-page
                      pipeline, their bodies kept in the site cache);
-* ``on_env``         make, fill and write the record pages;
+* ``on_env``         make, fill and write the record pages (in a build, the bootstrap resamples the generator kept
+                     are dropped first: ``bench.compare.forget_resamples``);
 * ``on_page_markdown`` expand ``<!-- bench:... -->`` shortcodes (a bad one fails the build, naming
                      the page), put the front-matter summary on dead-end pages, and take the heavy blocks
                      (tables, chart figures, one-line lists, code blocks) out as ready HTML;
@@ -43,6 +44,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page, _RelativePathTreeprocessor
 
+from bench.compare import forget_resamples
 from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
 from bench.site import (
     CONFIG_KEY,
@@ -213,6 +215,8 @@ def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
 
 
 def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja2.Environment:
+    if _COMMAND == "build":  # the generator's statistics are done: record pages are made in less memory
+        log.debug("bootstrap resamples forgotten: %.0f MiB", forget_resamples() / 2**20)
     if (pages := _pages(config)) is not None:
         pages.render(env)
         n, converted, shells = len(pages.pages) - len(pages.generated), pages.rendered, len(pages.shells)

@@ -16,6 +16,7 @@ settings are ``bench.settings``. Everything public is exported here; the modules
 
 from __future__ import annotations
 
+from ._bootstrap import forget_resamples
 from ._comparison import RatioIntervals, compare_records, context_warnings
 from ._context import CONTEXT_FIELDS, context_of, fingerprint, render_context_table_markdown, role_of
 from ._envdiff import FieldDiff, environment_diff, flatten_record
@@ -74,6 +75,7 @@ __all__ = [
     "flags",
     "flatten_record",
     "floor_text",
+    "forget_resamples",
     "history",
     "level_interval",
     "level_intervals",

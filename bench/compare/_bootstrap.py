@@ -50,6 +50,7 @@ __all__ = [
     "bootstrap_side",
     "bootstrap_sides",
     "exact_columns",
+    "forget_resamples",
     "rng_for",
     "stream",
 ]
@@ -135,6 +136,15 @@ class _Bank:
 
 
 _BANK = _Bank(256 * 2**20)
+
+
+def forget_resamples() -> int:
+    """Drop the resample matrices this process keeps (``_BANK``): their bytes, now free. Nothing changes but time:
+    a later bootstrap draws the same matrices again. A site build calls it once its pages' statistics are done, so
+    that the record pages are made in less memory (up to the bank's 256 MiB at 10,000 records)."""
+    freed = _BANK.size
+    _BANK.clear()
+    return freed
 
 
 def _counts(idx: npt.NDArray[np.int64], n: int) -> FloatArray:

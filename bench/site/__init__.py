@@ -22,6 +22,8 @@ pages to a folder for any other generator. Everything public is exported here; t
 * ``_page_shell``: record pages' cache keys and the theme's page shell filled per page;
 * ``_prerender`` (and ``_prerender_cells``): tables, charts, one-line lists, code blocks, scroll boxes and download
   lines as ready HTML, so Markdown does not parse them again;
+* ``_residual_html``: what is left of a record page's Markdown after that (headings, one-line paragraphs,
+  admonitions) as HTML, so a record page's body needs no Python-Markdown at all;
 * ``_search``: what the search index holds of the generated pages (titles and key fields, not their text).
 """
 
@@ -59,6 +61,7 @@ from ._prerender import Prerendered, prerender, restore
 from ._ratio_chart import ratio_chart
 from ._record_page import record_markdown, site_record_markdown
 from ._reliability import load_reliability, reliability_markdown
+from ._residual_html import ResidualHtml, residual_html
 from ._search import GENERATED_DIRS, SearchEntry, full_text_indexed, search_entries
 from ._shortcodes import SHORTCODES, ShortcodeError, expand_shortcodes
 from ._site_data import CONFIG_KEY, RECORDS_ENV, SiteData
@@ -96,6 +99,7 @@ __all__ = [
     "Outputs",
     "Point",
     "Prerendered",
+    "ResidualHtml",
     "SearchEntry",
     "Series",
     "Shell",
@@ -153,6 +157,7 @@ __all__ = [
     "records_index",
     "reliability_markdown",
     "render_svg",
+    "residual_html",
     "restore",
     "search_entries",
     "shell_key",

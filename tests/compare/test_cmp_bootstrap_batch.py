@@ -13,7 +13,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import bench.compare._bootstrap as boot
-from bench.compare import RatioIntervals, compare_records, level_interval, level_intervals, level_intervals_many
+from bench.compare import (
+    RatioIntervals,
+    compare_records,
+    forget_resamples,
+    level_interval,
+    level_intervals,
+    level_intervals_many,
+)
 from bench.compare._bootstrap import (
     RunValues,
     _product,
@@ -111,7 +118,8 @@ def test_a_batch_gives_each_side_exactly_its_own_draws() -> None:
     jobs = [side(48, 1), side(96, 2), side(48, 3), side(16, 1)]
     src = stream(0, "interval")
     together = bootstrap_many(jobs, 2000, src)
-    boot._BANK.clear()  # kept matrices are a pure function of their key: drawing them again changes nothing
+    assert boot._BANK.size > 0
+    assert forget_resamples() > 0 and boot._BANK.size == 0  # kept matrices are a pure function of their key
     for job, got in zip(jobs, together, strict=True):
         alone = bootstrap_sides(job, 2000, src)
         for a, b in zip(alone, got, strict=True):
