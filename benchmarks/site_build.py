@@ -17,6 +17,9 @@ never committed) are built with ``mkdocs build --strict`` and the script prints,
   Markdown extensions, no benchbook hooks) with as many trivial pages as benchbook's site has HTML pages, and the
   ratio benchbook / plain: benchbook's own share.
 
+A second table gives each cold build's phases as its hooks log them (``hooks/site_hooks.py`` ``BUILD_PHASES``: the
+records loaded, the generator's pages, the record pages, MkDocs' own pages, the post-build checks), in seconds.
+
 ``--profile N`` also runs one build of N records under cProfile and prints where the time went.
 ``--output FILE`` writes the figures with the machine, the date and the commit (the Performance page reads them).
 
@@ -86,6 +89,7 @@ class Row:
     plain_build_s: float | None = None
     plain_peak_rss_mib: float | None = None
     offline_s: float | None = None  # the offline check's time within the cold build (every file parsed)
+    phases: dict[str, float] | None = None  # where the cold build's time went, as its hooks logged it
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -165,6 +169,24 @@ def offline_seconds(output: str) -> float | None:
     """The offline check's time as the build logged it (None: not logged, e.g. a plain MkDocs site)."""
     found = _OFFLINE_LINE.findall(output)
     return float(found[-1]) if found else None
+
+
+# What the build logs of its phases (hooks/site_hooks.py BUILD_PHASES): "load 1.23 s, generator 0.45 s, ..."
+_PHASES_LINE = re.compile(r"build phases: (.+?)\s*$", re.MULTILINE)
+_PHASE = re.compile(r"([a-z][a-z -]*) ([0-9]+(?:\.[0-9]+)?) s")
+
+
+def build_phases(output: str) -> dict[str, float] | None:
+    """The build's phases and their seconds, in the order logged (the last line when there are several; None: not
+    logged, e.g. a plain MkDocs site, or not in the form the hooks write)."""
+    found = _PHASES_LINE.findall(output)
+    if not found:
+        return None
+    parts = found[-1].split(", ")
+    matched = [_PHASE.fullmatch(p) for p in parts]
+    if not all(matched):
+        return None
+    return {m.group(1): float(m.group(2)) for m in matched if m is not None}
 
 
 def build(config: Path, site: Path, env: dict[str, str]) -> Run:
@@ -280,6 +302,7 @@ def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain:
         search_index_kib=round(stats.search_index / 1024, 1),
     )
     row.offline_s = offline_seconds(run.output)
+    row.phases = build_phases(run.output)
     shutil.rmtree(site)
     warm = build(ROOT / "mkdocs.yml", site, mkdocs_env(records, cache))
     row.warm_build_s = round(warm.seconds, 2)
@@ -394,6 +417,20 @@ def write_result(
     os.replace(tmp_out, args.output)
 
 
+def phase_table(rows: list[Row]) -> str:
+    """Where each cold build's time went (its phases, as its hooks logged them); empty when none logged them."""
+    names: list[str] = []
+    for r in rows:
+        names += [name for name in (r.phases or {}) if name not in names]
+    if not names:
+        return ""
+    lines = ["| records (cold build) | " + " | ".join(f"{n} s" for n in names) + " |", "|" + "---|" * (len(names) + 1)]
+    for r in rows:
+        phases = r.phases or {}
+        lines.append(f"| {r.records:,} {r.kind} | " + " | ".join(_cell(phases.get(n)) for n in names) + " |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[100, 1000], help="synthetic record counts")
@@ -420,13 +457,15 @@ def main() -> int:
             folder = work / f"records-{n}"
             write_records(folder, n)
             rows.append(measure("synthetic", folder, n, work, serve=n <= args.serve_max, plain=not args.no_plain))
-            print(f"\n{n:,} records done\n" + table(rows), flush=True)
+            print(f"\n{n:,} records done\n" + table(rows) + "\n\n" + phase_table(rows), flush=True)
             if args.output:  # every finished size is kept, however the next one ends
                 write_result(args, rows, started, load_start, measured)
             shutil.rmtree(folder)
         if args.profile:
             profile(args.profile, work, args.top)
     print("\n" + table(rows))
+    if phases := phase_table(rows):
+        print("\n" + phases)
     for r in rows:
         for note in r.notes:
             print(f"note ({r.records} records): {note}")

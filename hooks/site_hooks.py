@@ -19,7 +19,9 @@
 * ``on_post_build``  fail the build if any page loads something from outside (``bench.site.check_site``);
                      allowed: ``extra.benchbook.offline_allow`` and the site's own ``site_url``; add the
                      generated pages' title-and-key-field entries to the search index (their full text is
-                     kept out of it: ``bench.site.search_entries``); list the record pages in the sitemap.
+                     kept out of it: ``bench.site.search_entries``); list the record pages in the sitemap; log
+                     how long the offline check took and where the build's time went (``BUILD_PHASES``: the
+                     site benchmark reads both).
 
 The generated pages themselves come from ``hooks/gen_pages.py`` (mkdocs-gen-files), which reads the
 data loaded here from the config under ``CONFIG_KEY``.
@@ -80,6 +82,30 @@ else:  # MkDocs puts this folder on sys.path while it loads a hook
 log = get_plugin_logger("benchbook")
 # How long the offline check of this build took, as logged (INFO): "<this> 1.23 s"
 OFFLINE_TIMING = "offline check of the built site:"
+# Where this build's time went, as logged (INFO) when it ends: "<this> load 1.23 s, generator 0.45 s, ..." (the
+# phases of _PHASES, one after the other, from on_pre_build to the end of on_post_build)
+BUILD_PHASES = "build phases:"
+_PHASES = (
+    ("load", "pre_build", "pre_build_end"),  # the records read, redacted and their rows computed (or cached)
+    ("generator", "pre_build_end", "env"),  # the generator script's pages (gen-files), the files and navigation
+    ("record pages", "env", "env_end"),  # the record pages and the other generated pages made and written
+    ("other pages", "env_end", "post_build"),  # MkDocs' own pages (the navigation's) and the search index
+    ("post-build", "post_build", "post_build_end"),  # the offline check, the search entries, the sitemap
+)
+_MARKS: dict[str, float] = {}  # this build's: each event's time (time.perf_counter)
+
+
+def _mark(event: str) -> None:
+    _MARKS[event] = time.perf_counter()
+
+
+def _phases_line() -> str | None:
+    """This build's phases as :data:`BUILD_PHASES` logs them (None: an event was not seen)."""
+    if any(start not in _MARKS or end not in _MARKS for _, start, end in _PHASES):
+        return None
+    return ", ".join(f"{name} {_MARKS[end] - _MARKS[start]:.2f} s" for name, start, end in _PHASES)
+
+
 # Where this build's record pages (hooks/record_pages.py) are kept between the events, in the MkDocs config.
 PAGES_KEY = "benchbook_record_pages"
 # Page (docs-relative source) -> its pre-rendered blocks and the link resolver that checked their links, from
@@ -150,6 +176,8 @@ def _settings(config: MkDocsConfig) -> Settings:
 
 
 def on_pre_build(config: MkDocsConfig) -> None:
+    _MARKS.clear()
+    _mark("pre_build")
     root = Path(config.config_file_path).resolve().parent
     folder = default_cache_dir()
     cache = SiteCache(folder) if folder is not None else None
@@ -174,6 +202,7 @@ def on_pre_build(config: MkDocsConfig) -> None:
     for err in site.errors:
         log.warning("%s", err)
     config[CONFIG_KEY] = site
+    _mark("pre_build_end")
 
 
 def _pages(config: MkDocsConfig) -> RecordPages | None:
@@ -215,6 +244,7 @@ def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
 
 
 def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja2.Environment:
+    _mark("env")
     if _COMMAND == "build":  # the generator's statistics are done: record pages are made in less memory
         log.debug("bootstrap resamples forgotten: %.0f MiB", forget_resamples() / 2**20)
     if (pages := _pages(config)) is not None:
@@ -228,6 +258,7 @@ def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja
             log.info("%d page(s) as the last build made them", pages.recalled)
         if pages.forked:
             log.info("bodies converted in %d process(es)", pages.forked + 1)
+    _mark("env_end")
     return env
 
 
@@ -267,6 +298,7 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
 
 
 def on_post_build(config: MkDocsConfig) -> None:
+    _mark("post_build")
     extra: dict[str, Any] = config.extra.get("benchbook") or {}
     allow = tuple(extra.get("offline_allow") or ())
     if config.site_url:  # the site's own address (canonical links; `mkdocs serve` sets it to 127.0.0.1)
@@ -294,6 +326,9 @@ def on_post_build(config: MkDocsConfig) -> None:
             outputs.written,
             pruned,
         )
+    _mark("post_build_end")
+    if (phases := _phases_line()) is not None:
+        log.info("%s %s", BUILD_PHASES, phases)  # benchmarks/site_build.py reads it
 
 
 def _add_search_entries(config: MkDocsConfig, site: SiteData) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -88,10 +89,17 @@ def test_default_build_of_the_shipped_records_writes_nothing_into_the_sources(tm
     assert "Added in commit" in index and "Data last changed" in index
     # the build logs how long its offline check took, as the site benchmark reads it
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from site_build import offline_seconds
+    from site_build import build_phases, offline_seconds
 
     seconds = offline_seconds(result.stderr)
     assert seconds is not None and 0 < seconds < 60, result.stderr[-2000:]
+    # and where its time went, phase after phase: together no longer than MkDocs says the build took
+    phases = build_phases(result.stderr)
+    assert phases is not None and list(phases) == ["load", "generator", "record pages", "other pages", "post-build"]
+    built = re.search(r"Documentation built in ([0-9.]+) seconds", result.stderr)
+    assert built is not None and all(v >= 0 for v in phases.values())
+    assert 0 < sum(phases.values()) <= float(built.group(1)) + 0.05
+    assert phases["post-build"] >= seconds - 0.01  # the offline check is part of it
 
 
 @pytest.fixture
