@@ -107,6 +107,22 @@ def _site_table(result: Mapping[str, Any]) -> str:
     return md_table(header, rows, align=["l"] + ["r"] * (len(header) - 1))
 
 
+def _phase_table(result: Mapping[str, Any]) -> str:
+    """Where each cold build's time went (its ``phases``, as the build logged them); empty when no row has them."""
+    rows_in = [r for r in result.get("rows") or [] if isinstance(r.get("phases"), dict) and r["phases"]]
+    names: list[str] = []
+    for r in rows_in:
+        names += [str(name) for name in r["phases"] if str(name) not in names]
+    if not names:
+        return ""
+    header = ["Records (cold build)", *(f"{md_text(n[:1].upper() + n[1:])} (s)" for n in names)]
+    rows = [
+        [f"{_num(r.get('records'), ',d')} {md_text(r.get('kind', ''))}", *(_num(r["phases"].get(n)) for n in names)]
+        for r in rows_in
+    ]
+    return md_table(header, rows, align=["l"] + ["r"] * len(names))
+
+
 def _offline_cell(row: Mapping[str, Any]) -> str:
     share = row.get("offline_share")
     if not isinstance(share, int | float) or isinstance(share, bool):
@@ -165,6 +181,15 @@ def _site_section(results: Mapping[str, Any]) -> list[str]:
             parts.append(f"*{md_text(result['error'])}*")
             continue
         parts += [_measured(result, "benchmarks/site_build.py"), "", _site_table(result)]
+        if phases := _phase_table(result):
+            parts += [
+                "",
+                "Where each cold build's time went, as the build logged it: loading the records, the generator's "
+                "pages, the record pages, MkDocs' own pages and the search index, the checks after the build "
+                "(the offline check among them).",
+                "",
+                phases,
+            ]
         if name == "site-build.json":
             goals = _goal_lines(result)
             if goals:

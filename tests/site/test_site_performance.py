@@ -116,3 +116,15 @@ def test_missing_and_broken_files_are_said_so(tmp_path: Path) -> None:
     assert "*Not measured yet: `benchmarks/results/site-build.json` is missing.*" in page
     assert "clients\\.json: not readable JSON" in page
     assert "*Not measured yet: `benchmarks/results/client-scaling.json` is missing.*" in page
+
+
+def test_the_cold_builds_phases_are_a_table_of_their_own(tmp_path: Path) -> None:
+    phases = {"load": 12.31, "generator": 7.4, "record pages": 11.8, "other pages": 3.0, "post-build": 1.25}
+    _write(tmp_path, "site-build.json", _site([ROW_1000 | {"phases": phases}, ROW_1000 | {"records": 27}]))
+    now = performance_markdown(load_results(tmp_path)).partition("### Before the site was optimized")[0]
+    head = "| Records (cold build) | Load (s) | Generator (s) | Record pages (s) | Other pages (s) | Post\\-build (s) |"
+    assert head in now
+    assert "| 1,000 synthetic | 12.3 | 7.4 | 11.8 | 3.0 | 1.2 |" in now
+    assert "| 27 synthetic |" not in now.split(head)[1]  # a row without phases is not listed
+    _write(tmp_path, "site-build.json", _site([ROW_1000]))  # a file written before the phases were logged
+    assert "Records (cold build)" not in performance_markdown(load_results(tmp_path))
