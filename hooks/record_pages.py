@@ -139,7 +139,6 @@ class RecordPages:
     generated_rendered: int = 0  # the same for the generated pages
     forked: int = 0  # child processes that converted bodies and ended well
     converted: set[str] = field(default_factory=set)
-    residual: bool = True  # bodies whose Markdown bench.site.residual_html writes are not given to Python-Markdown
     recalled: int = 0  # pages linked as the last build made them (the site cache's outputs: Outputs.recall)
     # for the next build (BODIES): each page's body key and what it needs of the body, pickled (a dict of lists per
     # page took several times the memory: about 150 MB at 10,000 records)
@@ -184,7 +183,7 @@ class RecordPages:
         try:
             page.markdown, page.meta = meta.get_data(markdown)
             page.markdown = config.plugins.on_page_markdown(page.markdown, page=page, config=config, files=recording)
-            if not (self.residual and _render_residual(page, config, recording)):
+            if not _render_residual(page, config, recording):  # what residual_html cannot write: Markdown
                 page.render(config, recording)
             assert page.content is not None
             page.content = config.plugins.on_page_content(page.content, page=page, config=config, files=recording)
