@@ -10,7 +10,8 @@ never committed) are built with ``mkdocs build --strict`` and the script prints,
   ``bench.site._cache``), and the time of the same build again on the cache it filled (*warm*);
 * the built site's size and file count, its largest HTML page (size and name) and the search index's size;
 * ``serve``: seconds from writing one new record file (atomically, as ``bench run`` does) to ``mkdocs serve``
-  serving that record's page (sizes up to ``--serve-max``; the cache as the builds above left it);
+  serving that record's page, the median of three records written one after another into one ``mkdocs serve``,
+  each once the last one's rebuild has ended (sizes up to ``--serve-max``; the cache as the builds above left it);
 * ``offline``: the offline check's time within the cold build (every file parsed; the hook logs it), in seconds and
   as a share of the cold build (the goal: at most 5 %);
 * ``plain``: the same build for a plain MkDocs site (``benchmarks/plain_site.py``: Material, search, the same
@@ -37,6 +38,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,6 +49,7 @@ import urllib.request
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -83,7 +86,8 @@ class Row:
     largest_page: str
     largest_page_kib: float
     search_index_kib: float
-    serve_s: float | None = None
+    serve_s: float | None = None  # the median of serve_samples_s (None: a sample missing)
+    serve_samples_s: list[float] = field(default_factory=list)  # each new record's delay, in the order written
     warm_build_s: float | None = None  # the same build again, with the cache the first one filled
     warm_peak_rss_mib: float | None = None
     plain_build_s: float | None = None
@@ -248,40 +252,66 @@ def _wait_for(url: str, needle: str, deadline: float, proc: subprocess.Popen[byt
     return None
 
 
-def serve_delay(records: Path, n: int, timeout: float, cache: Path) -> tuple[float | None, str]:
-    """Seconds from writing record n+1 into ``records`` to ``mkdocs serve`` serving its page (None: not within
-    ``timeout`` after the first build)."""
+SERVE_SAMPLES = 3  # new records written one after another into one `mkdocs serve`; the row states their median
+
+
+def serve_delays(
+    records: Path, n: int, timeout: float, cache: Path, samples: int = SERVE_SAMPLES
+) -> tuple[list[float], str]:
+    """Seconds from writing a new record (n+1, n+2, ...: ``samples`` of them, one after another, each once the
+    last one's page was served and its rebuild had ended) into ``records`` to ``mkdocs serve`` serving its page;
+    fewer (with why) when one is not served within ``timeout``. The records are removed afterwards."""
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}", "-f", str(ROOT / "mkdocs.yml")]
+    delays: list[float] = []
+    written: list[Path] = []
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=mkdocs_env(records, cache), stdout=log, stderr=subprocess.STDOUT)
         try:
             if _wait_for(f"{base}/", "benchbook", time.perf_counter() + timeout, proc) is None:
                 log.seek(0)
-                return None, "first build not served: " + log.read().decode("utf-8", "replace")[-2000:]
-            time.sleep(1.0)  # let the watcher settle after the first build
-            rec = synthetic_record(n, n, _template_texts())
-            path = records / rec["experiment"] / f"{rec['id']}.json"
-            path.parent.mkdir(exist_ok=True)  # the shipped records have no such experiment: a new one
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
-            os.replace(tmp, path)
-            t0 = time.perf_counter()
-            url = f"{base}/records/{rec['experiment']}/{rec['id']}.html"
-            seen = _wait_for(url, rec["id"], t0 + timeout, proc)
-            path.unlink()
-            if seen is None:
-                log.seek(0)
-                return None, "new record not served in time: " + log.read().decode("utf-8", "replace")[-2000:]
-            return seen - t0, ""
+                return delays, "first build not served: " + log.read().decode("utf-8", "replace")[-2000:]
+            settle = 1.0  # let the watcher settle after the first build
+            for i in range(samples):
+                _wait_quiet(log, settle)
+                rec = synthetic_record(n + i, n + i, _template_texts())
+                path = records / rec["experiment"] / f"{rec['id']}.json"
+                path.parent.mkdir(exist_ok=True)  # the shipped records have no such experiment: a new one
+                tmp = path.with_name(f".{path.name}.tmp")
+                tmp.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
+                os.replace(tmp, path)
+                t0 = time.perf_counter()
+                written.append(path)
+                url = f"{base}/records/{rec['experiment']}/{rec['id']}.html"
+                seen = _wait_for(url, rec["id"], t0 + timeout, proc)
+                if seen is None:
+                    log.seek(0)
+                    return delays, "new record not served in time: " + log.read().decode("utf-8", "replace")[-2000:]
+                delays.append(seen - t0)
+            return delays, ""
         finally:
+            for path in written:
+                path.unlink(missing_ok=True)
             proc.terminate()
             try:
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def _wait_quiet(log: IO[bytes], quiet: float, longest: float = 120.0) -> None:
+    """Until ``mkdocs serve`` has logged nothing for ``quiet`` seconds (its rebuild has ended), at most ``longest``."""
+    deadline = time.perf_counter() + longest
+    size, since = -1, time.perf_counter()
+    while time.perf_counter() < deadline:
+        now = os.fstat(log.fileno()).st_size
+        if now != size:
+            size, since = now, time.perf_counter()
+        elif time.perf_counter() - since >= quiet:
+            return
+        time.sleep(0.1)
 
 
 def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain: bool) -> Row:
@@ -316,8 +346,9 @@ def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain:
         row.plain_peak_rss_mib = round(prun.peak_rss / 2**20, 1)
         shutil.rmtree(project)
     if serve:  # on the cache the builds above filled, as a user's second `mkdocs serve` finds it
-        delay, why = serve_delay(records, n, timeout=max(120.0, 4 * run.seconds), cache=cache)
-        row.serve_s = round(delay, 2) if delay is not None else None
+        delays, why = serve_delays(records, n, timeout=max(120.0, 4 * run.seconds), cache=cache)
+        row.serve_samples_s = [round(d, 2) for d in delays]
+        row.serve_s = round(statistics.median(delays), 2) if len(delays) == SERVE_SAMPLES else None
         if why:
             row.notes.append(why)
     return row

@@ -10,8 +10,9 @@
                      ``serve``: each rebuild reuses the unchanged records the last one loaded);
 * ``on_files``       register the record pages (``hooks/record_pages.py``: rendered outside MkDocs' per-page
                      pipeline, their bodies kept in the site cache);
-* ``on_env``         make, fill and write the record pages (in a build, the bootstrap resamples the generator kept
-                     are dropped first: ``bench.compare.forget_resamples``);
+* ``on_env``         keep the theme's compiled templates for the next build of this process
+                     (``hooks/template_memo.py``); make, fill and write the record pages (in a build, the
+                     bootstrap resamples the generator kept are dropped first: ``bench.compare.forget_resamples``);
 * ``on_page_markdown`` expand ``<!-- bench:... -->`` shortcodes (a bad one fails the build, naming
                      the page), put the front-matter summary on dead-end pages, and take the heavy blocks
                      (tables, chart figures, one-line lists, code blocks) out as ready HTML;
@@ -74,10 +75,12 @@ if TYPE_CHECKING:
     from hooks.highlight_memo import install as remember_highlighting
     from hooks.kept_files import add_kept_files
     from hooks.record_pages import RecordPages
+    from hooks.template_memo import install as remember_templates
 else:  # MkDocs puts this folder on sys.path while it loads a hook
     from highlight_memo import install as remember_highlighting
     from kept_files import add_kept_files
     from record_pages import RecordPages
+    from template_memo import install as remember_templates
 
 log = get_plugin_logger("benchbook")
 # How long the offline check of this build took, as logged (INFO): "<this> 1.23 s"
@@ -245,6 +248,7 @@ def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
 
 def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja2.Environment:
     _mark("env")
+    remember_templates(env)  # the theme's templates compiled once per process, not once per serve rebuild
     if _COMMAND == "build":  # the generator's statistics are done: record pages are made in less memory
         log.debug("bootstrap resamples forgotten: %.0f MiB", forget_resamples() / 2**20)
     if (pages := _pages(config)) is not None:

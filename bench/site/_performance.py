@@ -98,7 +98,7 @@ def _site_table(result: Mapping[str, Any]) -> str:
                 _num(r.get("pages"), ",d"),
                 f"{_num(r.get('largest_page_kib'), ',.0f')} ({md_text(r.get('largest_page', ''))})",
                 _num(r.get("search_index_kib"), ",.0f"),
-                _num(r.get("serve_s")),
+                _serve_cell(r),
                 _offline_cell(r),
                 _num(r.get("plain_build_s")),
                 f"{_num(r.get('ratio'))}×" if isinstance(r.get("ratio"), int | float) else "—",
@@ -121,6 +121,29 @@ def _phase_table(result: Mapping[str, Any]) -> str:
         for r in rows_in
     ]
     return md_table(header, rows, align=["l"] + ["r"] * len(names))
+
+
+def _serve_samples(row: Mapping[str, Any]) -> list[float]:
+    samples = row.get("serve_samples_s")
+    if not isinstance(samples, list):
+        return []
+    return [float(x) for x in samples if isinstance(x, int | float) and not isinstance(x, bool)]
+
+
+def _serve_cell(row: Mapping[str, Any]) -> str:
+    """The median serve delay, then each new record's (a result from before several were measured: the one)."""
+    samples = _serve_samples(row)
+    median = _num(row.get("serve_s"))
+    return f"{median} ({' / '.join(_num(x) for x in samples)})" if len(samples) > 1 else median
+
+
+def _serve_worst(row: Mapping[str, Any]) -> float | None:
+    """What the serve goal is checked against: the slowest new record (else the one figure there is)."""
+    samples = _serve_samples(row)
+    if samples:
+        return max(samples)
+    value = row.get("serve_s")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _offline_cell(row: Mapping[str, Any]) -> str:
@@ -147,7 +170,7 @@ def _goal_lines(result: Mapping[str, Any]) -> list[str]:
             checks.append((f"peak RSS ≤ {rss_goal / 1024:.0f} GiB", r.get("peak_rss_mib"), rss_goal))
             checks.append((f"warm build's peak RSS ≤ {rss_goal / 1024:.0f} GiB", r.get("warm_peak_rss_mib"), rss_goal))
         if n == 1000:
-            checks.append((f"serve ≤ {SERVE_GOAL_S:.0f} s", r.get("serve_s"), SERVE_GOAL_S))
+            checks.append((f"serve ≤ {SERVE_GOAL_S:.0f} s, the slowest new record", _serve_worst(r), SERVE_GOAL_S))
         checks.append(("no page over 1 MiB", r.get("largest_page_kib"), PAGE_LIMIT_KIB))
         share = r.get("offline_share")
         if isinstance(share, int | float):
@@ -165,7 +188,8 @@ def _site_section(results: Mapping[str, Any]) -> list[str]:
         "Synthetic records shaped like the H200 measurements (about 50 experiments, four variants, repeats; generated "
         "when the benchmark runs, never committed) built with `mkdocs build --strict`, first on an empty site cache "
         "(*build*), then again on the cache that build filled (*warm build*); *serve* is the time from "
-        "writing one new record file to `mkdocs serve` serving its page; the *offline check* is the time the "
+        "writing one new record file to `mkdocs serve` serving its page (the median of three new records written one "
+        "after another, then each of them; the goal holds for the slowest); the *offline check* is the time the "
         "check every build runs (nothing loaded from outside) took within the cold build, where every file is parsed; "
         "*plain* is a plain MkDocs site (Material, "
         "search, the same Markdown extensions, no benchbook) with as many trivial pages, so *build ÷ plain* is "

@@ -45,7 +45,7 @@ def test_site_tables_and_goals_come_from_the_files(tmp_path: Path) -> None:
     assert "2026\\-12\\-01T15:00:00Z" in now and "Test CPU &lt;b&gt;" in now and "2 core(s)" in now
     assert "- 1,000 records, build ≤ 15 s: met (12.5)" in now
     assert "- 1,000 records, warm build (the cache a build filled) ≤ 15 s: met (4.2)" in now
-    assert "- 1,000 records, serve ≤ 5 s: **not met** (6.2)" in now
+    assert "- 1,000 records, serve ≤ 5 s, the slowest new record: **not met** (6.2)" in now
     assert "- 1,000 records, no page over 1 MiB: met (900.0)" in now
     assert "- 1,000 records, offline check ≤ 5% of the build: met (4.0%)" in now
     assert "offline check ≤" not in old
@@ -57,6 +57,18 @@ def test_site_tables_and_goals_come_from_the_files(tmp_path: Path) -> None:
     assert "- 10,000 records, peak RSS ≤ 2 GiB: **not met** (2,100.0)" in now
     assert "- 10,000 records, warm build's peak RSS ≤ 2 GiB: met (1,900.0)" in now
     assert "- 10,000 records, offline check ≤ 5% of the build: **not met** (10.0%)" in now
+
+
+def test_serve_is_the_median_of_its_samples_and_its_goal_the_slowest(tmp_path: Path) -> None:
+    row = ROW_1000 | {"serve_s": 4.1, "serve_samples_s": [3.9, 4.1, 5.3]}
+    _write(tmp_path, "site-build.json", _site([row]))
+    now = performance_markdown(load_results(tmp_path)).partition("### Before the site was optimized")[0]
+    assert "| 80 | 4.1 (3.9 / 4.1 / 5.3) | 0.5 (4.0%) |" in now
+    assert "- 1,000 records, serve ≤ 5 s, the slowest new record: **not met** (5.3)" in now  # not the median's 4.1
+    row["serve_samples_s"] = [3.9, 4.1, 4.9]
+    _write(tmp_path, "site-build.json", _site([row]))
+    now = performance_markdown(load_results(tmp_path)).partition("### Before the site was optimized")[0]
+    assert "- 1,000 records, serve ≤ 5 s, the slowest new record: met (4.9)" in now
 
 
 def test_client_tables_come_from_their_files(tmp_path: Path) -> None:
