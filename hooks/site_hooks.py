@@ -33,6 +33,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -222,10 +223,14 @@ def on_startup(command: str, dirty: bool) -> None:
 
 
 def _workers() -> int:
-    """Processes converting page bodies: ``bench.site.build_workers`` for ``mkdocs build``; one under ``mkdocs
-    serve`` (its server threads make forking unsafe, and a rebuild converts only what changed)."""
+    """Processes reading records and converting page bodies: ``bench.site.build_workers`` for ``mkdocs build`` and
+    for the first build of ``mkdocs serve`` (its server has started no thread yet: at 1,000 records that build is a
+    cold build, as long as ``mkdocs build``'s in one process); one while another thread runs (a ``mkdocs serve``
+    rebuild: a forked child would inherit locks its server's threads hold, and a rebuild converts only what
+    changed)."""
     try:
-        return build_workers() if _COMMAND == "build" else 1
+        alone = threading.active_count() == 1
+        return build_workers() if _COMMAND == "build" or (_COMMAND == "serve" and alone) else 1
     except WorkersError as exc:
         raise PluginError(f"benchbook: {exc}") from None
 

@@ -66,3 +66,40 @@ def test_a_rebuild_links_unchanged_pages_and_makes_the_changed_one(
     want, got = _tree(tmp_path / "fresh"), _tree(site)
     differ = [p for p in want if got.get(p) != want[p] and p not in ("sitemap.xml", "sitemap.xml.gz")]
     assert differ == [] and sorted(got) == sorted(want)
+
+
+def test_serve_forks_only_while_no_other_thread_runs(
+    tmp_path: Path, site_records: Path, monkeypatch: pytest.MonkeyPatch, serving: None
+) -> None:
+    """The first build of ``mkdocs serve`` runs before its server starts a thread: a cold one reads the records and
+    converts the bodies in ``$BENCHBOOK_BUILD_WORKERS`` processes, as ``mkdocs build`` does. With another thread
+    alive (a rebuild, the server running) nothing is forked. Either way the site is the one a fresh build makes."""
+    import threading
+
+    records = tmp_path / "records"
+    shutil.copytree(site_records, records)
+    for name, value in mkdocs_env(records).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("BENCHBOOK_BUILD_WORKERS", "2")
+    monkeypatch.chdir(ROOT)
+    assert threading.active_count() == 1
+    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path / "cache-alone"))
+    alone = _serve_build(tmp_path / "alone")
+    assert alone.workers == 2 and alone.forked == 1  # type: ignore[attr-defined]
+    stop = threading.Event()
+    server = threading.Thread(target=stop.wait)  # as the server's threads are during a rebuild
+    server.start()
+    try:
+        monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path / "cache-threads"))  # cold again
+        threaded = _serve_build(tmp_path / "threaded")
+    finally:
+        stop.set()
+        server.join()
+    assert threaded.workers == 1 and threaded.forked == 0  # type: ignore[attr-defined]
+    fresh = _build(tmp_path / "fresh", records, cache="off")
+    assert fresh.returncode == 0, fresh.stderr
+    want = _tree(tmp_path / "fresh")
+    for site in ("alone", "threaded"):
+        got = _tree(tmp_path / site)
+        differ = [p for p in want if got.get(p) != want[p] and p not in ("sitemap.xml", "sitemap.xml.gz")]
+        assert differ == [] and sorted(got) == sorted(want), site
