@@ -9,6 +9,8 @@ the renderers (``_experiment_page``, ``_history_pages``):
 * an experiment's page: its records and every record of a configuration (``variant@fingerprint``, which may span
   experiments) that holds one of them (tables, history rows and flags, comparisons of the latest records with their
   repeats), each by its digest as loaded; their git commits; the dead ends of the experiment; the settings;
+* an experiment's record lists (the records index split past one page): its records by digest, their commits, the
+  settings (their rows' figures), the page size;
 * a configuration's history pages: its records by digest (their rows, flags and links; the experiments' pages are
   linked by name only), their git commits, the settings. Not the other records of their experiments: with them, one
   new record made every configuration of its experiment again (at 1,000 synthetic records, 52 history pages
@@ -32,7 +34,15 @@ from ._between_builds import Carried
 from ._site_data import SiteData
 from ._workers import FORK_RESIDENT_MAX, forks, in_workers
 
-__all__ = ["PageJob", "configuration_key", "experiment_key", "fill_pages", "kept_pages", "start_build"]
+__all__ = [
+    "PageJob",
+    "configuration_key",
+    "experiment_key",
+    "fill_pages",
+    "kept_pages",
+    "records_list_key",
+    "start_build",
+]
 
 KIND = "markdown"  # a namespace inside the keys (they share the cache's page folder)
 MIN_PARALLEL = 4  # fewer pages to make than this (a `mkdocs serve` rebuild after one new record makes 2): no fork
@@ -66,6 +76,13 @@ def experiment_key(site: SiteData, experiment: str) -> str:
     keys = {site.configuration_of.get(r.id) for r in own}
     related = [r for key in sorted(k for k in keys if k) for r in site.configurations.get(key, [])]
     return _key(site, "experiment", experiment, [*own, *related], site.dead_ends_of(experiment))
+
+
+def records_list_key(site: SiteData, experiment: str, per_page: int) -> str:
+    """The key of the experiment's record lists (the records index split past ``per_page`` records): its records,
+    their commits, the settings (their rows' figures), the page size."""
+    records = [lr.record for lr in site.experiments.get(experiment, [])]
+    return _key(site, "records-list", experiment, records, [per_page])
 
 
 def configuration_key(site: SiteData, configuration: str) -> str:

@@ -20,7 +20,15 @@ from ._experiment_page import experiment_downloads, experiment_markdown
 from ._git_info import last_changed_line
 from ._history_pages import history_downloads, history_index, history_pages
 from ._markup import all_rows_line, errors_box
-from ._page_inputs import PageJob, configuration_key, experiment_key, fill_pages, kept_pages, start_build
+from ._page_inputs import (
+    PageJob,
+    configuration_key,
+    experiment_key,
+    fill_pages,
+    kept_pages,
+    records_list_key,
+    start_build,
+)
 from ._paths import (
     DEAD_ENDS_INDEX,
     EXPERIMENTS_INDEX,
@@ -34,7 +42,7 @@ from ._paths import (
     record_page,
 )
 from ._record_page import site_record_markdown
-from ._records_pages import RECORDS_PER_PAGE, records_list_pages, sharded_records_index
+from ._records_pages import RECORDS_PER_PAGE, experiment_record_lists, sharded_records_index
 from ._records_table import records_table
 from ._reliability import RELIABILITY_PAGE, reliability_markdown
 from ._shortcodes import shortcode_comparisons
@@ -123,7 +131,10 @@ def site_pages(
     }
     fill_pages(site, [*experiments.values(), *histories.values()], workers)
     yield RECORDS_INDEX, records_index(site, records_per_page)
-    yield from records_list_pages(site, records_per_page)
+    if len(site.records) > records_per_page:  # the index split: each experiment's lists, kept as its pages are
+        for exp in sorted(site.experiments):
+            lists = partial(experiment_record_lists, site, exp, records_per_page)
+            yield from kept_pages(site, partial(records_list_key, site, exp, records_per_page), lists)
     yield EXPERIMENTS_INDEX, experiments_index(site)
     yield DEAD_ENDS_INDEX, dead_ends_index(site.dead_ends, site.errors)
     yield HISTORY_INDEX, history_index(site)

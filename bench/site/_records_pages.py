@@ -9,7 +9,7 @@ about half a megabyte however many records there are.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from bench.md_table import md_table
 from bench.record.load import LoadedRecord
@@ -21,7 +21,12 @@ from ._paths import RECORDS_INDEX, link
 from ._records_table import records_table
 from ._site_data import SiteData
 
-__all__ = ["RECORDS_PER_PAGE", "experiment_records_page", "records_list_pages", "sharded_records_index"]
+__all__ = [
+    "RECORDS_PER_PAGE",
+    "experiment_record_lists",
+    "experiment_records_page",
+    "sharded_records_index",
+]
 
 RECORDS_PER_PAGE = 1000
 FILTER_COLUMNS = "Experiment,Variant,Engine,GPU"
@@ -72,24 +77,24 @@ def sharded_records_index(site: SiteData, per_page: int = RECORDS_PER_PAGE) -> s
     )
 
 
-def records_list_pages(site: SiteData, per_page: int = RECORDS_PER_PAGE) -> Iterator[tuple[str, str]]:
-    """Each experiment's record lists, when the index is split (nothing otherwise)."""
-    if len(site.records) <= per_page:
-        return
-    for exp, loaded in sorted(site.experiments.items()):
-        parts = _parts(loaded, per_page)
-        for i, part in enumerate(parts, start=1):
-            page = experiment_records_page(exp, i)
-            nav = " · ".join(
-                f"{j}" if j == i else f"[{j}]({link(page, experiment_records_page(exp, j))})"
-                for j in range(1, len(parts) + 1)
-            )
-            first, last = (i - 1) * per_page + 1, (i - 1) * per_page + len(part)
-            yield (
+def experiment_record_lists(site: SiteData, experiment: str, per_page: int = RECORDS_PER_PAGE) -> list[tuple[str, str]]:
+    """One experiment's record lists (part 1, 2, ...) as (docs-relative path, Markdown), for a split index."""
+    loaded = site.experiments.get(experiment, [])
+    parts = _parts(loaded, per_page)
+    out = []
+    for i, part in enumerate(parts, start=1):
+        page = experiment_records_page(experiment, i)
+        nav = " · ".join(
+            f"{j}" if j == i else f"[{j}]({link(page, experiment_records_page(experiment, j))})"
+            for j in range(1, len(parts) + 1)
+        )
+        first, last = (i - 1) * per_page + 1, (i - 1) * per_page + len(part)
+        out.append(
+            (
                 page,
                 "\n".join(
                     [
-                        f"# Records of {md_text(exp)}",
+                        f"# Records of {md_text(experiment)}",
                         "",
                         f"[Every experiment's records]({link(page, RECORDS_INDEX)}). Records {first:,}–{last:,} of "
                         f"{len(loaded):,}, newest first" + (f"; pages: {nav}." if len(parts) > 1 else "."),
@@ -103,3 +108,5 @@ def records_list_pages(site: SiteData, per_page: int = RECORDS_PER_PAGE) -> Iter
                     ]
                 ),
             )
+        )
+    return out

@@ -21,10 +21,12 @@ from bench.settings import RegressionThresholds, Settings
 from bench.site import SiteCache, SiteData, experiment_markdown, load_site, site_pages
 from bench.site._git_info import GitInfo
 from bench.site._history_pages import history_pages
-from bench.site._page_inputs import configuration_key, experiment_key
+from bench.site._page_inputs import configuration_key, experiment_key, records_list_key
 from bench.site._paths import experiment_page, history_page
+from bench.site._records_pages import experiment_record_lists, experiment_records_page
 
 Pages = dict[str, tuple[str, str]]
+PER_PAGE = 2  # the records index split into lists of two: the shipped records fill several parts
 
 
 def _pages(site: SiteData) -> Pages:
@@ -36,6 +38,10 @@ def _pages(site: SiteData) -> Pages:
         ckey = configuration_key(site, key)
         for path, markdown in history_pages(site, key):  # every page of the history
             out[path] = (ckey, markdown)
+    for exp in site.experiments:
+        lkey = records_list_key(site, exp, PER_PAGE)
+        for path, markdown in experiment_record_lists(site, exp, PER_PAGE):  # every part of the experiment's list
+            out[path] = (lkey, markdown)
     return out
 
 
@@ -61,6 +67,7 @@ def test_a_changed_record_changes_its_pages_keys_only(records: Path) -> None:
     assert experiment_page("h200-sglang") in changed
     assert experiment_page("h200-ngram") not in changed and experiment_page("eagle-fast-verify") not in changed
     assert any(p.startswith("history/") for p in changed)
+    assert experiment_records_page("h200-sglang") in changed and experiment_records_page("h200-ngram") not in changed
     assert len(changed) < len(before) / 2
 
 
@@ -79,6 +86,7 @@ def test_a_new_record_changes_its_experiment_and_configuration(records: Path) ->
     assert experiment_page("h200-ngram") in changed
     assert history_page(after_site.configuration_of[rid]) in changed
     assert experiment_page("h200-sglang") not in changed
+    assert experiment_records_page("h200-ngram") in changed and experiment_records_page("h200-sglang") not in changed
     # the other configurations of the experiment keep their pages (their records did not change)
     others = {after_site.configuration_of[lr.record.id] for lr in after_site.experiments["h200-ngram"]}
     others.discard(after_site.configuration_of[rid])
@@ -97,6 +105,7 @@ def test_settings_and_commits_and_dead_ends_are_inputs(records: Path, tmp_path: 
     rid = site.experiments["h200-sglang"][-1].record.id
     changed = _changed(in_git, _pages(replace(site, git=GitInfo(commits={**commits, rid: new}))))
     assert experiment_page("h200-sglang") in changed and experiment_page("h200-ngram") not in changed
+    assert experiment_records_page("h200-sglang") in changed and experiment_records_page("h200-ngram") not in changed
     docs = tmp_path / "docs"
     shutil.copytree(DOCS, docs)
     dead_end = docs / "dead-ends" / "ngram-default-batch.md"
