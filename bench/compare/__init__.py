@@ -33,7 +33,7 @@ from ._markdown import (
     render_diff_markdown,
     render_verdict_markdown,
 )
-from ._noise import RepeatSpread, SpreadSummary, repeat_spreads, spread_summary
+from ._noise import RepeatSpread, SpreadSummary, group_spreads, repeat_groups, repeat_spreads, spread_summary
 from ._regress import Flag, config_key, flags, history, recorded_at, regression_flags, series_figure
 from ._result import Comparison, ContextWarning, Evidence, ExcludedLevel, LevelComparison, MetricComparison, Ratio
 from ._rows import ComparisonRow, comparison_frame, comparison_rows
@@ -76,6 +76,7 @@ __all__ = [
     "flatten_record",
     "floor_text",
     "forget_resamples",
+    "group_spreads",
     "history",
     "level_interval",
     "level_intervals",
@@ -91,6 +92,7 @@ __all__ = [
     "render_diff_markdown",
     "render_diff_text",
     "render_verdict_markdown",
+    "repeat_groups",
     "repeat_spreads",
     "role_of",
     "runs_of",

@@ -19,7 +19,7 @@ from bench.record.model import Level, Record
 
 from ._context import fingerprint
 
-__all__ = ["RepeatSpread", "SpreadSummary", "repeat_spreads", "spread_summary"]
+__all__ = ["RepeatSpread", "SpreadSummary", "group_spreads", "repeat_groups", "repeat_spreads", "spread_summary"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,47 @@ class SpreadSummary:
     largest: float
 
 
+def repeat_groups(
+    records: Iterable[Record], *, fingerprint_of: Callable[[Record], str] = fingerprint
+) -> list[list[Record]]:
+    """The repeated runs: records sharing a ``run_group``, variant and fingerprint, two or more, each group in the
+    records' order, the groups in the order of those three."""
+    groups: dict[tuple[str, str, str], list[Record]] = {}
+    for r in records:
+        if r.run_group is not None:
+            groups.setdefault((r.run_group, r.variant, fingerprint_of(r)), []).append(r)
+    return [runs for _, runs in sorted(groups.items()) if len(runs) >= 2]
+
+
+def group_spreads(runs: Sequence[Record], metrics: Sequence[str] = SPEED) -> list[RepeatSpread]:
+    """One spread per level and speed figure that every run of one group (:func:`repeat_groups`) states."""
+    out: list[RepeatSpread] = []
+    keys = {lv.key: lv for lv in runs[0].levels if not lv.failed}
+    # each run's first level of each key that did not fail (as a search of its levels in order finds it)
+    kept = [_first_levels(r) for r in runs]
+    for key, first in sorted(keys.items(), key=lambda kv: level_sort_key(kv[1])):
+        for name in metrics:
+            spec = figure(name)
+            figures = []
+            for levels in kept:
+                lv = levels.get(key)
+                found = spec.value(lv) if lv is not None else None
+                if found is not None and found[0] > 0:
+                    figures.append(found[0])
+            if len(figures) == len(runs):
+                out.append(
+                    RepeatSpread(
+                        runs[0].experiment,
+                        runs[0].variant,
+                        str(runs[0].run_group),
+                        level_name(first),
+                        name,
+                        tuple(figures),
+                    )
+                )
+    return out
+
+
 def repeat_spreads(
     records: Iterable[Record],
     metrics: Sequence[str] = SPEED,
@@ -55,31 +96,7 @@ def repeat_spreads(
 ) -> list[RepeatSpread]:
     """One spread per (configuration with two or more runs, level, speed figure) that every run states
     (``fingerprint_of``: the records' fingerprints, e.g. memoised)."""
-    groups: dict[tuple[str, str, str], list[Record]] = {}
-    for r in records:
-        if r.run_group is not None:
-            groups.setdefault((r.run_group, r.variant, fingerprint_of(r)), []).append(r)
-    out: list[RepeatSpread] = []
-    for (group, variant, _), runs in sorted(groups.items()):
-        if len(runs) < 2:
-            continue
-        keys = {lv.key: lv for lv in runs[0].levels if not lv.failed}
-        # each run's first level of each key that did not fail (as a search of its levels in order finds it)
-        kept = [_first_levels(r) for r in runs]
-        for key, first in sorted(keys.items(), key=lambda kv: level_sort_key(kv[1])):
-            for name in metrics:
-                spec = figure(name)
-                figures = []
-                for levels in kept:
-                    lv = levels.get(key)
-                    found = spec.value(lv) if lv is not None else None
-                    if found is not None and found[0] > 0:
-                        figures.append(found[0])
-                if len(figures) == len(runs):
-                    out.append(
-                        RepeatSpread(runs[0].experiment, variant, group, level_name(first), name, tuple(figures))
-                    )
-    return out
+    return [s for runs in repeat_groups(records, fingerprint_of=fingerprint_of) for s in group_spreads(runs, metrics)]
 
 
 def _first_levels(record: Record) -> dict[str, Level]:

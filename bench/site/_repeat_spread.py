@@ -3,12 +3,11 @@ land apart (``bench.compare.noise``), per configuration, level and speed figure,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Sequence
 
-from bench.compare import fingerprint, floor_text, repeat_spreads, spread_summary
+from bench.compare import RepeatSpread, floor_text, spread_summary
 from bench.figures import figure, format_figure
 from bench.md_table import md_table
-from bench.record.model import Record
 
 from ._escape import md_code, md_text
 from ._markup import admonition
@@ -20,10 +19,9 @@ __all__ = ["SPREAD_ROWS", "repeat_spread_markdown"]
 SPREAD_ROWS = 200
 
 
-def repeat_spread_markdown(
-    records: Iterable[Record], noise_floor: float, *, fingerprint_of: Callable[[Record], str] = fingerprint
-) -> str:
-    spreads = repeat_spreads(records, fingerprint_of=fingerprint_of)
+def repeat_spread_markdown(spreads: Sequence[RepeatSpread], noise_floor: float) -> str:
+    """The spreads (``bench.compare.repeat_spreads``: the site's, ``SiteData.repeat_spreads``) as a summary sentence
+    and a table of the first :data:`SPREAD_ROWS`."""
     summary = spread_summary(spreads)
     if summary is None:
         return (

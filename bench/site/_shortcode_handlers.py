@@ -134,8 +134,7 @@ def _settings(c: Call) -> str:
 
 def _repeat_spread(c: Call) -> str:
     site = c.site
-    records = (lr.record for lr in site.records)
-    return repeat_spread_markdown(records, site.settings.comparison.noise_floor, fingerprint_of=site.fingerprint_of)
+    return repeat_spread_markdown(site.repeat_spreads, site.settings.comparison.noise_floor)
 
 
 def _chart(c: Call) -> str:

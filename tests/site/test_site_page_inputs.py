@@ -240,3 +240,42 @@ def test_the_comparison_downloads_of_a_childs_experiments_are_made_there(
     two = dict(site_pages(load_site(records, DOCS, cache=SiteCache(tmp_path / "two")), workers=2))
     assert two == one
     assert set(made) < set(alone)  # the child's share of the experiments' comparison downloads came from the cache
+
+
+def test_under_serve_repeat_spreads_are_kept_per_group_while_its_records_hold(
+    records: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bench.site._site_data as site_data
+    from bench.compare import repeat_spreads
+    from bench.site import keep_loaded_records
+
+    def truth(site: SiteData) -> list[Any]:
+        return repeat_spreads((lr.record for lr in site.records), fingerprint_of=site.fingerprint_of)
+
+    keep_loaded_records()
+    try:
+        first_site = load_site(records, DOCS)
+        first = first_site.repeat_spreads
+        assert first == truth(first_site) and len({(s.run_group, s.variant) for s in first}) >= 2
+        grouped = [lr.record for lr in first_site.records if lr.record.run_group is not None]
+        target = next(r for r in grouped if sum(x.run_group == r.run_group for x in grouped) >= 2)
+        path = next(p for p in records.rglob("*.json") if p.stem == target.id)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for level in data["levels"]:  # one run of one group measured faster: its group's spreads change
+            if isinstance(level.get("output_throughput"), dict):
+                level["output_throughput"]["value"] *= 1.5
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        computed: list[list[str]] = []
+        real = site_data.group_spreads
+
+        def counting(runs: Any, *args: Any) -> Any:
+            computed.append([r.id for r in runs])
+            return real(runs, *args)
+
+        monkeypatch.setattr(site_data, "group_spreads", counting)
+        site = load_site(records, DOCS)
+        again = site.repeat_spreads
+        assert again == truth(site) and again != first  # what a build that keeps nothing finds
+        assert len(computed) == 1 and target.id in computed[0]  # only the changed record's group computed again
+    finally:
+        keep_loaded_records(False)
