@@ -224,10 +224,9 @@ def on_startup(command: str, dirty: bool) -> None:
 
 def _workers() -> int:
     """Processes reading records and converting page bodies: ``bench.site.build_workers`` for ``mkdocs build`` and
-    for the first build of ``mkdocs serve`` (its server has started no thread yet: at 1,000 records that build is a
-    cold build, as long as ``mkdocs build``'s in one process); one while another thread runs (a ``mkdocs serve``
-    rebuild: a forked child would inherit locks its server's threads hold, and a rebuild converts only what
-    changed)."""
+    for the first build of ``mkdocs serve``, which its server runs before it starts a thread (on an empty site cache
+    that build is as long as a cold ``mkdocs build``); one while another thread runs (a ``mkdocs serve`` rebuild: a
+    forked child would inherit locks its server's threads hold, and a rebuild converts only what changed)."""
     try:
         alone = threading.active_count() == 1
         return build_workers() if _COMMAND == "build" or (_COMMAND == "serve" and alone) else 1
