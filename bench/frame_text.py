@@ -4,9 +4,9 @@ comparisons' CSV as ``frame_csv`` of their DataFrame.
 
 pandas builds a typed DataFrame (a column per cell of every row) before it writes a cell: for the downloads of a site
 that is most of their cost. Here each column's writer is chosen once (the dtype the frame gives it) and a row's text
-depends on that row alone (but for the CSV's time columns, which pandas writes with microseconds in every cell when one
-has them: :func:`csv_fraction`), so a download of many records is the join of each record's part, written once per
-record content (the site keeps them in its cache).
+depends on that row alone (but for the CSV's time columns, which pandas writes with as many digits of the seconds'
+fraction in every cell as the finest cell needs: :func:`csv_fraction`), so a download of many records is the join of
+each record's part, written once per record content (the site keeps them in its cache).
 """
 
 from __future__ import annotations
@@ -41,15 +41,20 @@ _WHOLE = frozenset((*_INTS, *(f"{f.key}_n" for f in FIGURES)))
 _FLAGS = frozenset(("test_server", *(f"{f.key}_approx" for f in FIGURES)))
 
 
-def _time_cell(v: datetime | None, fraction: bool) -> str:
+def _time_cell(v: datetime | None, fraction: int) -> str:
+    """A time cell with ``fraction`` digits of its seconds' fraction (0, 3 or 6: :func:`csv_fraction`)."""
     if v is None:
         return ""
     u = v.astimezone(UTC)
     text = u.strftime("%Y-%m-%d %H:%M:%S")
-    return f"{text}.{u.microsecond:06d}+00:00" if fraction else f"{text}+00:00"
+    if fraction == 6:
+        return f"{text}.{u.microsecond:06d}+00:00"
+    if fraction == 3:
+        return f"{text}.{u.microsecond // 1000:03d}+00:00"
+    return f"{text}+00:00"
 
 
-def _time_cell_as(fraction: bool, v: datetime | None) -> str:
+def _time_cell_as(fraction: int, v: datetime | None) -> str:
     return _time_cell(v, fraction)
 
 
@@ -60,15 +65,17 @@ CSV_HEADER = ",".join(COLUMNS) + "\n"
 """The first line of every CSV download (no column name needs quoting)."""
 
 
-def csv_fraction(rows: Iterable[Row]) -> tuple[bool, ...]:
-    """Per time column (``created_at``, ``measured_at``): whether any row's time has microseconds (pandas then
-    writes them in every cell of that column)."""
-    found = [False] * len(_TIME_AT)
+def csv_fraction(rows: Iterable[Row]) -> tuple[int, ...]:
+    """Per time column (``created_at``, ``measured_at``): the digits pandas writes of every cell's seconds'
+    fraction, the finest any row's time needs: 6 when one has microseconds that are not whole milliseconds, else 3
+    when one has milliseconds, else 0 (no fraction). The columns of a file that joins several parts take the
+    largest of the parts' (``max``)."""
+    found = [0] * len(_TIME_AT)
     for row in rows:
         for i, at in enumerate(_TIME_AT):
             v = row[at]
-            if not found[i] and v is not None and v.microsecond:
-                found[i] = True
+            if found[i] < 6 and v is not None and v.microsecond:
+                found[i] = 6 if v.microsecond % 1000 else 3  # never less than before: it was 0 or 3
     return tuple(found)
 
 
@@ -86,7 +93,7 @@ def _csv_cell(col: str) -> Callable[[Any], str]:
 _CSV_CELLS = tuple(_csv_cell(c) for c in COLUMNS)
 
 
-def csv_lines(rows: Sequence[Row], fraction: Sequence[bool] | None = None) -> str:
+def csv_lines(rows: Sequence[Row], fraction: Sequence[int] | None = None) -> str:
     """The rows' lines of the CSV (no header), with the time columns' ``fraction`` (:func:`csv_fraction` of every
     row of the file; default: of these rows). ``CSV_HEADER`` + the lines of consecutive parts, each written with the
     whole file's fraction, is :func:`rows_csv` of all their rows."""
@@ -115,8 +122,9 @@ def csv_lines(rows: Sequence[Row], fraction: Sequence[bool] | None = None) -> st
 
 def rows_csv(rows: Sequence[dict[str, Any]]) -> str:
     """``frame_csv(frame_from_rows(rows))`` written straight from the rows, without pandas: the same bytes (the
-    columns' types as the frame gives them, times in UTC with microseconds in the whole column when any has
-    them, text cells safe for a spreadsheet), about forty times faster for one record's rows."""
+    columns' types as the frame gives them, times in UTC with as many digits of the seconds' fraction in every cell
+    of a column as its finest cell needs, text cells safe for a spreadsheet), about forty times faster for one
+    record's rows."""
     return CSV_HEADER + csv_lines([tuple(r.get(c) for c in COLUMNS) for r in rows])
 
 

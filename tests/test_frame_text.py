@@ -5,6 +5,8 @@ every awkward cell hypothesis finds; and both written from per-record parts, as 
 
 from __future__ import annotations
 
+import csv
+import io
 import sys
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -93,6 +95,29 @@ def test_synthetic_records_as_pandas_writes_them() -> None:
     first = [r for r in rows if r["record_id"] == rows[0]["record_id"]]
     assert rows_csv(first) == _pandas(first)
     assert rows_json(first) == _pandas_json(first)
+
+
+@pytest.mark.parametrize(
+    ("micros", "cell"),
+    [
+        ((0, 0), "2026-11-30 23:41:09+00:00"),  # no fraction: none written
+        ((1000, 0), "2026-11-30 23:41:09.001+00:00"),  # whole milliseconds: pandas writes three digits
+        ((120000, 250000), "2026-11-30 23:41:09.120+00:00"),
+        ((1000, 1), "2026-11-30 23:41:09.001000+00:00"),  # one time with microseconds: six in every cell
+    ],
+)
+def test_time_columns_get_as_many_digits_as_their_finest_cell(
+    shipped_rows: list[dict[str, Any]], micros: tuple[int, int], cell: str
+) -> None:
+    rows = [dict(shipped_rows[0]), dict(shipped_rows[0])]
+    for i, (row, us) in enumerate(zip(rows, micros, strict=True)):
+        row["created_at"] = datetime(2026, 11, 30, 23, 41, 9 + i, us, tzinfo=UTC)
+        row["record_id"] = f"r{i}"  # two records: the download joins their parts
+    text = rows_csv(rows)
+    first = list(csv.reader(io.StringIO(text)))[1]
+    assert first[COLUMNS.index("created_at")] == cell
+    assert text == _pandas(rows)
+    assert _joined(rows)[0] == _pandas(rows)
 
 
 def test_no_rows_is_the_header_alone() -> None:

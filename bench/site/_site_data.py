@@ -276,7 +276,7 @@ class SiteData:
         return dict(self.record_texts or {})
 
     @cached_property
-    def _refracted(self) -> dict[tuple[str, tuple[bool, ...]], bytes]:
+    def _refracted(self) -> dict[tuple[str, tuple[int, ...]], bytes]:
         return {}
 
     def _text_of(self, record_id: str) -> RecordText:
@@ -287,7 +287,7 @@ class SiteData:
             found = memo[record_id] = record_text(self._rows_by_record[record_id])
         return found
 
-    def _csv_part(self, record_id: str, text: RecordText, fraction: tuple[bool, ...]) -> str:
+    def _csv_part(self, record_id: str, text: RecordText, fraction: tuple[int, ...]) -> str:
         """The record's CSV lines in a file whose time columns have ``fraction``: its own text when they agree, else
         written again (once per build and fraction)."""
         if text.fraction == fraction:
@@ -309,7 +309,7 @@ class SiteData:
         """:meth:`csv_of` in pieces (the header, then each record's lines), for a file too large to hold whole."""
         ids = self._ordered(record_ids)
         texts = [self._text_of(rid) for rid in ids]
-        fraction = tuple(map(any, zip(*(t.fraction for t in texts), strict=True)))
+        fraction = tuple(map(max, zip(*(t.fraction for t in texts), strict=True)))
         yield CSV_HEADER
         for rid, t in zip(ids, texts, strict=True):
             yield self._csv_part(rid, t, fraction)
