@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gc
 import io
-import os
 import pickle
 import zlib
 from collections.abc import Callable, Sequence
@@ -141,30 +140,9 @@ def _put(cache: SiteCache, key: str, entry: dict[str, Any], whole: dict[str, Any
 MIN_PARALLEL = 16  # fewer records to read than this: not worth a fork
 
 
-class _Made(NamedTuple):
-    """A record this process read while filling the cache: what the loading pass would read back from the cache."""
-
-    entry: dict[str, Any]
-    record: Record
-    rows: Rows
-    text: RecordText
-
-
-def _fill_cache(
-    root: Path,
-    shown: Shown,
-    confidence: float,
-    cache: SiteCache,
-    workers: int,
-    keys: FileKeys,
-    shared: SharedValues,
-    made: dict[str, _Made],
-) -> int:
+def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, workers: int, keys: FileKeys) -> int:
     """Read the records the cache lacks in ``workers`` processes (``in_workers``), into the cache, where the loading
-    pass finds them (a record a child could not read, a bad one above all, is read there again and reported). What
-    this process reads itself (its share) is also left in ``made`` by file key, its strings shared through
-    ``shared``: the loading pass takes it from there instead of reading it back from the cache (at 10,000 records,
-    reading every entry back was about 20 s of one core)."""
+    pass finds them (a record a child could not read, a bad one above all, is read there again and reported)."""
     missing: list[Path] = []  # not their text: 1 GB at 10,000 records, read again by the process that reads each
     for path in sorted(root.rglob("*.json")):
         rel = path.relative_to(root)
@@ -179,21 +157,15 @@ def _fill_cache(
     if len(missing) < MIN_PARALLEL:
         return 0
 
-    parent = os.getpid()
-
     def read(share: Sequence[Path]) -> None:
-        here = os.getpid() == parent  # this process, not a forked child (whose objects end with it)
-        strings = shared if here else SharedValues()
+        shared = SharedValues()
         for path in share:
             try:
                 text_read = read_text_file(path, RecordError)
-                entry, whole, slim, mine, text = _new_entry(path, text_read, shown, confidence, strings)
+                entry, whole = _new_entry(path, text_read, shown, confidence, shared)[:2]
             except RecordError:
                 continue
-            key = key_of(path, text_read)
-            _put(cache, key, entry, whole)
-            if here:
-                made[key] = _Made(entry, slim, mine, text)
+            _put(cache, key_of(path, text_read), entry, whole)
 
     def key_of(path: Path, text_read: str) -> str:
         return record_key(path.relative_to(root).as_posix(), text_read)
@@ -213,8 +185,6 @@ def load_site_records(
     texts: dict[str, RecordText] = {}
     conf = repr(confidence)
 
-    made: dict[str, _Made] = {}  # read by this process while it filled the cache (_fill_cache)
-
     _KEPT.turn()
     keys = FileKeys.of(cache)  # a file unchanged since the last build is keyed without being read
 
@@ -228,15 +198,10 @@ def load_site_records(
             rows[slim.id], texts[slim.id] = mine_kept, text_kept
             raw_text = partial(_raw_text, path, rel, key, restore if changed else None, cache)
             return SiteRecord(slim, path, restore, key, raw_text, fp)
+        entry = cache.get_pickled(KIND, key, compressed=True) if cache is not None else None
         mine: Rows | None
         text: RecordText | None = None
-        done = made.pop(key, None)
-        entry = cache.get_pickled(KIND, key, compressed=True) if cache is not None and done is None else None
-        if done is not None:  # read by this process while it filled the cache: the same objects, not read back
-            entry, slim, mine, text = done
-            if cache is not None:
-                cache.hits += 1
-        elif entry is None:
+        if entry is None:
             if text_read is None:  # keyed unread, but the cache lost its entry
                 text_read = read_text_file(path, RecordError)
                 key = record_key(rel, text_read)
@@ -268,10 +233,9 @@ def load_site_records(
     gc.disable()  # millions of objects made and none freed: full collections would walk them again and again
     try:
         if cache is not None and workers > 1:
-            _fill_cache(root, shown, confidence, cache, workers, keys, shared, made)
+            _fill_cache(root, shown, confidence, cache, workers, keys)
         loaded = SiteRecords(load_records(root, load=load), rows, texts)
         keys.finish(cache)
-        made.clear()  # a file that changed since the cache was filled: its first reading is not used
     finally:
         if enabled:
             gc.enable()

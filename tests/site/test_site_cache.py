@@ -233,35 +233,3 @@ def test_records_read_in_several_processes_load_the_same_site(tmp_path: Path, re
     assert [r.raw for r in two.records] == [r.raw for r in one.records]
     assert two.rows == one.rows
     assert _pages(two) == _pages(one)
-
-
-def test_the_parent_takes_its_own_share_without_reading_it_back(tmp_path: Path, records: Path) -> None:
-    """With two processes the parent reads every other record itself: it keeps those as it made them, and reads
-    back from the cache only what the child wrote (and the bad file, which nobody could cache)."""
-    bad = records / "h200-ngram" / "20261201T000000Z-broken-0000000.json"
-    bad.write_text('{"schema_version": 2, "id": ', encoding="utf-8")
-    files = sorted(p for p in records.rglob("*.json") if len(p.relative_to(records).parts) == 2)
-    childs = [p for p in files[1::2] if p != bad]  # in_workers deals the files out in turn: the child gets 1, 3, ...
-    cache = SiteCache(tmp_path / "c")
-    read_back: list[str] = []
-    get = cache.get_pickled
-
-    def counted(kind: str, key: str, **kw: bool) -> object:
-        if kind == site_records.KIND:
-            read_back.append(key)
-        return get(kind, key, **kw)
-
-    cache.get_pickled = counted  # type: ignore[method-assign]
-    two = load_site(records, cache=cache, workers=2)
-    one = load_site(records, cache=SiteCache(tmp_path / "c1"))
-    assert len(files) >= 4 and childs
-    assert len(read_back) == len(childs) + 1  # the child's records, and the bad file
-    assert cache.hits == len(two.records) and cache.misses == 1
-    assert [two.whole(r.record) for r in two.records] == [one.whole(r.record) for r in one.records]
-    # the lean records themselves (their samples' placeholders compare by identity: compared as dumped)
-    assert [r.record.model_dump(mode="json") for r in two.records] == [
-        r.record.model_dump(mode="json") for r in one.records
-    ]
-    assert [r.raw for r in two.records] == [r.raw for r in one.records]
-    assert two.rows == one.rows and two.record_texts == one.record_texts
-    assert _pages(two) == _pages(one)
