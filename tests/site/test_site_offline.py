@@ -3,9 +3,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from site_helpers import run_command as main
 
 from bench.site import check_css, check_html, check_site, is_external
+from bench.site._offline import _check_html_fully
 
 
 @pytest.mark.parametrize(
@@ -146,8 +149,6 @@ TRICKY = [
 
 @pytest.mark.parametrize("html", TRICKY)
 def test_fast_check_finds_what_parsing_everything_finds(html: str) -> None:
-    from bench.site._offline import _check_html_fully
-
     assert check_html(html, "p.html") == _check_html_fully(html, "p.html")
     assert check_html(html.upper(), "p.html") == _check_html_fully(html.upper(), "p.html")
 
@@ -183,3 +184,27 @@ def test_external_loads_in_a_large_page_are_caught() -> None:
     )
     found = check_html(page, "big.html")
     assert [v.url for v in found] == ["https://cdn.example/a.png", "//cdn.example/b.png", "https://cdn.example/c.svg#x"]
+
+
+# Pieces a style attribute's value is made of: what can start a load ('&', 'u', '@'), what ends a value, white space
+# (one byte, several bytes) and plain letters.
+_STYLE_PIECES = [
+    "style", "=", '"', "'", " ", "\t", "\n", ">", "<", "u", "url", "url(", "url (", "ur", "uu", "@", "@import",
+    "@\u0130mport", "@\u0131mport", "@@", "&", "&amp;", "a", "(", "\x85", "\u3000", "\x0b", "\x1c", "background:",
+]  # fmt: skip
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_STYLE_PIECES), max_size=40).map("".join))
+def test_a_style_value_is_a_suspect_where_a_lazy_reading_finds_a_load(text: str) -> None:
+    """The style suspect skips the bytes that cannot start a load in one run; it must match exactly where the plain
+    reading (any value bytes, as few as may be, then a load) matches, and as far."""
+    import re
+
+    from bench.site._offline_scan import _LOADS, _SUSPECTS, _WS_BYTES
+
+    lazy = rb"""(?:"[^"]*?""" + _LOADS + rb"""|'[^']*?""" + _LOADS + rb"""|(?!["'])[^>\s]*?""" + _LOADS + rb")"
+    plain = re.compile(rb"style" + _WS_BYTES + rb"*=+" + _WS_BYTES + rb"*" + lazy)
+    data = text.encode()
+    assert [m.span() for m in _SUSPECTS[-1].finditer(data)] == [m.span() for m in plain.finditer(data)]
+    assert check_html(f"<p {text}", "p.html") == _check_html_fully(f"<p {text}", "p.html")
