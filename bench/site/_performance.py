@@ -185,8 +185,11 @@ def _goal_lines(result: Mapping[str, Any]) -> list[str]:
 def _site_section(results: Mapping[str, Any]) -> list[str]:
     parts = ["## The site: build, size and `mkdocs serve`", ""]
     parts.append(
-        "Synthetic records shaped like the H200 measurements (about 50 experiments, four variants, repeats; generated "
-        "when the benchmark runs, never committed) built with `mkdocs build --strict`, first on an empty site cache "
+        "Synthetic records shaped like the H200 measurements (about 50 experiments, four variants, repeats; written "
+        "as benchbook writes a record; generated when the benchmark runs, never committed; in runs before 2026-12-03 "
+        "half of them held a random marker of llama.cpp's that the site hides on every build, about 3 ms more to "
+        "load each) built with "
+        "`mkdocs build --strict`, first on an empty site cache "
         "(*build*), then again on the cache that build filled (*warm build*); *serve* is the time from "
         "writing one new record file to `mkdocs serve` serving its page (the median of three new records written one "
         "after another, then each of them; the goal holds for the slowest); the *offline check* is the time the "
