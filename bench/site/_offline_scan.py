@@ -159,8 +159,10 @@ def _then_load(stop: bytes) -> bytes:
     return run + rb"(?:(?!" + _LOADS + rb")[u@]" + run + rb")*+" + _LOADS
 
 
-_STYLE_VALUE = rb"""(?:"(?:""" + _then_load(rb'"') + rb")|'(?:" + _then_load(rb"'") + rb""")|(?!["'])(?:"""
-_STYLE_VALUE += _then_load(rb">\s") + rb"))"
+# A double-quoted, single-quoted or bare value with a load in it
+_STYLE_VALUE = (
+    b"(?:" + b"|".join((b'"' + _then_load(b'"'), b"'" + _then_load(b"'"), rb"(?![\"'])" + _then_load(rb">\s"))) + b")"
+)
 # A URL attribute whose value is plainly local (no ':', '//', '\\', character reference or control character: urlsplit
 # finds neither scheme nor host in it, nor in any part of it) loads nothing wherever it stands, so it is no hit: in a
 # tag, the parser reads exactly that value; anywhere else, it is no attribute at all.
