@@ -12,7 +12,16 @@ from ._escape import html_attr, html_text, md_text
 from ._format import NOT_STATED
 from ._paths import all_rows_download, link
 
-__all__ = ["admonition", "all_rows_line", "chart_figure", "downloads_line", "errors_box", "fact", "scroll_box"]
+__all__ = [
+    "admonition",
+    "all_rows_line",
+    "chart_figure",
+    "downloads_line",
+    "errors_box",
+    "fact",
+    "records_box",
+    "scroll_box",
+]
 
 
 def admonition(kind: str, title: str, body: str, *, collapsible: bool = False) -> str:
@@ -63,6 +72,17 @@ def all_rows_line(page: str) -> str:
     return downloads_line(page, "every record's figures, level by level (bench.frame)", files)
 
 
+SCROLL_BOX_OPEN = '<div class="bench-scroll" markdown>'
+# the records' tables: the columns whose values the site's script offers as filters (docs/assets/js/bench-tables.js)
+RECORDS_BOX_OPEN = '<div class="bench-records" data-filters="Experiment,Variant,Engine,GPU" markdown>'
+
+
 def scroll_box(table: str) -> str:
     """A wide table in a box of its own that scrolls sideways, so it never overflows the content column."""
-    return f'<div class="bench-scroll" markdown>\n\n{table}\n\n</div>\n'
+    return f"{SCROLL_BOX_OPEN}\n\n{table}\n\n</div>\n"
+
+
+def records_box(table: str) -> str:
+    """A table of records in the box the site's script makes sortable and filterable by experiment, variant, engine
+    and GPU."""
+    return f"{RECORDS_BOX_OPEN}\n\n{table}\n\n</div>\n"

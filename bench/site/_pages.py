@@ -19,7 +19,7 @@ from ._escape import md_text
 from ._experiment_page import experiment_downloads, experiment_markdown
 from ._git_info import last_changed_line
 from ._history_pages import history_downloads, history_index, history_pages
-from ._markup import all_rows_line, errors_box
+from ._markup import all_rows_line, errors_box, records_box
 from ._page_inputs import (
     PageJob,
     configuration_key,
@@ -51,8 +51,6 @@ from ._text_parts import TextParts
 
 __all__ = ["experiments_index", "records_index", "site_pages"]
 
-FILTER_COLUMNS = "Experiment,Variant,Engine,GPU"
-
 
 def records_index(site: SiteData, per_page: int = RECORDS_PER_PAGE) -> str:
     page = RECORDS_INDEX
@@ -67,12 +65,7 @@ def records_index(site: SiteData, per_page: int = RECORDS_PER_PAGE) -> str:
         "the filters above the table narrow it by experiment, variant, engine or GPU.",
         "",
         last_changed_line(site.git, [r.record.id for r in site.records]),
-        f'<div class="bench-records" data-filters="{FILTER_COLUMNS}" markdown>',
-        "",
-        records_table(site, site.records, page, columns="full"),
-        "",
-        "</div>",
-        "",
+        records_box(records_table(site, site.records, page, columns="full")),
         all_rows_line(page),
     ]
     return "\n".join(parts)

@@ -9,6 +9,7 @@ every generated page both ways and compare.
 
 * pipe tables whose cells hold only what ``bench.site`` writes into cells (escaped text, entities, code spans,
   links, emphasis, ``<span>`` tags); a table with anything else is left to Markdown whole;
+* such a table in its box (``bench.site``'s ``scroll_box`` and ``records_box``);
 * raw-HTML chart figures (``<figure class="bench-figure">`` … ``</figure>``), passed through verbatim as Markdown
   would pass them;
 * tight bullet lists of one-line items (``- text``, not indented, no list a blank line away that Markdown would join
@@ -32,6 +33,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ._markup import RECORDS_BOX_OPEN, SCROLL_BOX_OPEN
 from ._prerender_cells import _SEPARATOR, Resolve, _inline, _table, _Unsupported
 
 __all__ = ["Prerendered", "prerender", "restore"]
@@ -40,7 +42,8 @@ Code = Callable[[str], str]  # a fenced code block's Markdown (not indented) -> 
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _FIGURE_START = '<figure class="bench-figure"'
-_SCROLL_OPEN = '<div class="bench-scroll" markdown>'
+# a table in a box (the opening line, a blank line, the table, a blank line, ``</div>``): the box's HTML opening tag
+_BOXES = {opening: opening.removesuffix(" markdown>") + ">" for opening in (SCROLL_BOX_OPEN, RECORDS_BOX_OPEN)}
 _DOWNLOADS_OPEN = '<p class="bench-downloads" markdown>'
 _CODE_OPEN = re.compile(r"( *)(`{3,})[A-Za-z0-9_+-]*[ \t]*$")
 _ADMONITION = re.compile(r"(?:!!!|\?\?\?\+?) [a-z]+(?: \"[^\"]*\")?[ \t]*$")
@@ -107,8 +110,8 @@ def prerender(markdown: str, resolve: Resolve, code: Code | None = None) -> Prer
         stripped = line.lstrip(" ")
         end = i
         html_block: str | None = None
-        if block_start and line == _SCROLL_OPEN:
-            end, html_block = _scroll(lines, i, resolve)
+        if block_start and line in _BOXES:
+            end, html_block = _boxed(lines, i, resolve)
         elif block_start and line.startswith(_DOWNLOADS_OPEN) and line.endswith("</p>"):
             end, html_block = i + 1, _downloads(lines, i, resolve)
         elif block_start and stripped.startswith("|") and i + 1 < len(lines) and _SEPARATOR.match(lines[i + 1].strip()):
@@ -160,9 +163,10 @@ def _stash(
     return end
 
 
-def _scroll(lines: Sequence[str], i: int, resolve: Resolve) -> tuple[int, str | None]:
-    """A table in its scroll box (``bench.site``'s ``scroll_box``: the ``<div>`` line, a blank line, the table, a
-    blank line, ``</div>``) starting at ``lines[i]``: its end and its HTML (None: not one this module renders)."""
+def _boxed(lines: Sequence[str], i: int, resolve: Resolve) -> tuple[int, str | None]:
+    """A table in its box (``bench.site``'s ``scroll_box`` or ``records_box``: the ``<div>`` line, a blank line, the
+    table, a blank line, ``</div>``) starting at ``lines[i]``: its end and its HTML (None: not one this module
+    renders)."""
     end = i + 2
     while end < len(lines) and lines[end].startswith("|"):
         end += 1
@@ -171,7 +175,7 @@ def _scroll(lines: Sequence[str], i: int, resolve: Resolve) -> tuple[int, str | 
     if lines[i + 1 : i + 2] != [""] or len(table) < 3 or not closed or not _SEPARATOR.match(table[1].strip()):
         return i, None
     try:
-        return end + 2, f'<div class="bench-scroll">\n{_table(table, resolve)}\n</div>'
+        return end + 2, f"{_BOXES[lines[i]]}\n{_table(table, resolve)}\n</div>"
     except _Unsupported:
         return i, None
 

@@ -16,7 +16,7 @@ from bench.record.load import LoadedRecord
 
 from ._escape import md_text
 from ._git_info import last_changed_line
-from ._markup import all_rows_line, errors_box
+from ._markup import all_rows_line, errors_box, records_box
 from ._paths import RECORDS_INDEX, link
 from ._records_table import records_table
 from ._site_data import SiteData
@@ -29,7 +29,6 @@ __all__ = [
 ]
 
 RECORDS_PER_PAGE = 1000
-FILTER_COLUMNS = "Experiment,Variant,Engine,GPU"
 
 
 def experiment_records_page(experiment: str, part: int = 1) -> str:
@@ -99,12 +98,7 @@ def experiment_record_lists(site: SiteData, experiment: str, per_page: int = REC
                         f"[Every experiment's records]({link(page, RECORDS_INDEX)}). Records {first:,}–{last:,} of "
                         f"{len(loaded):,}, newest first" + (f"; pages: {nav}." if len(parts) > 1 else "."),
                         "",
-                        f'<div class="bench-records" data-filters="{FILTER_COLUMNS}" markdown>',
-                        "",
-                        records_table(site, part, page, columns="full"),
-                        "",
-                        "</div>",
-                        "",
+                        records_box(records_table(site, part, page, columns="full")),
                     ]
                 ),
             )

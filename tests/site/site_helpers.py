@@ -10,7 +10,7 @@ import yaml
 
 from bench.record.load import load_record
 from bench.record.model import Record
-from bench.site import SiteData, load_site
+from bench.site import SiteData, expand_shortcodes, load_site, site_pages
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "records"
@@ -95,3 +95,19 @@ def site_markdown() -> markdown.Markdown:
         else:
             exts.append(ext)
     return markdown.Markdown(extensions=exts, extension_configs=conf)
+
+
+SPLIT_PER_PAGE = 5  # records a list holds in every_page_markdown's split index: fewer than the shipped records
+
+
+def every_page_markdown(site: SiteData) -> list[tuple[str, str]]:
+    """Every generated page's and hand-written page's Markdown (shortcodes expanded, front matter cut), and the
+    records index split by experiment with its lists (``split:``-prefixed paths), as the site would show them past
+    ``SPLIT_PER_PAGE`` records."""
+    texts = [(path, text) for path, text in site_pages(site) if path.endswith(".md")]
+    split = site_pages(site, records_per_page=SPLIT_PER_PAGE, record_pages=False)
+    texts += [(f"split:{path}", text) for path, text in split if path.startswith("records/") and path.endswith(".md")]
+    for path in sorted(DOCS.rglob("*.md")):
+        src = path.relative_to(DOCS).as_posix()
+        texts.append((src, expand_shortcodes(path.read_text(encoding="utf-8"), site, src)))
+    return [(path, text[text.index("\n---\n", 4) + 5 :] if text.startswith("---\n") else text) for path, text in texts]

@@ -6,13 +6,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from site_helpers import DOCS, FIXTURES, SHIPPED, site_markdown
+from site_helpers import DOCS, FIXTURES, SHIPPED, every_page_markdown, site_markdown
 
-from bench.site import expand_shortcodes, load_site, prerender, restore, site_pages
-
-
-def _body(text: str) -> str:
-    return text[text.index("\n---\n", 4) + 5 :] if text.startswith("---\n") else text
+from bench.site import load_site, prerender, restore
 
 
 def _code(block: str) -> str:
@@ -30,16 +26,12 @@ def _both_ways(text: str) -> tuple[str, str, int]:
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str]]:
-    """Every generated page and every hand-written page (shortcodes expanded) of the shipped and fixture records."""
+    """Every generated page (the records index split by experiment among them) and every hand-written page
+    (shortcodes expanded) of the shipped and fixture records."""
     folder = tmp_path_factory.mktemp("records")
     shutil.copytree(SHIPPED, folder, dirs_exist_ok=True)
     shutil.copytree(FIXTURES, folder, dirs_exist_ok=True)
-    site = load_site(folder, DOCS)
-    out = [(path, _body(text)) for path, text in site_pages(site) if path.endswith(".md")]
-    for path in sorted(DOCS.rglob("*.md")):
-        src = path.relative_to(DOCS).as_posix()
-        out.append((src, _body(expand_shortcodes(path.read_text(encoding="utf-8"), site, src))))
-    return out
+    return every_page_markdown(load_site(folder, DOCS))
 
 
 def test_every_page_converts_to_the_same_html(pages: list[tuple[str, str]]) -> None:
@@ -58,9 +50,10 @@ def test_every_page_converts_to_the_same_html(pages: list[tuple[str, str]]) -> N
 
 def test_generated_pages_keep_no_table_for_markdown(pages: list[tuple[str, str]]) -> None:
     for path, text in pages:
-        if path.startswith(("records/", "history/", "experiments/")):
+        if path.removeprefix("split:").startswith(("records/", "history/", "experiments/")):
             pre = prerender(text, lambda url: url)
             assert "\n| --- |" not in pre.markdown and '<figure class="bench-figure"' not in pre.markdown, path
+            assert "<div" not in pre.markdown, path  # the tables' boxes went with them
             if "````" not in text:  # every code block but those around backtick fences (left to Markdown, still equal)
                 assert "```" not in prerender(text, lambda url: url, _code).markdown, path
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from site_helpers import DOCS, FIXTURES, SHIPPED, site_markdown
+from site_helpers import DOCS, FIXTURES, SHIPPED, every_page_markdown, site_markdown
 
-from bench.site import expand_shortcodes, load_site, prerender, residual_html, site_pages
+from bench.site import load_site, prerender, residual_html
 
 _ID = re.compile(r' id="([^"]*)"')
 _TAG = re.compile(r"<[^>]*>")
@@ -57,21 +57,14 @@ def _agrees(text: str) -> bool:
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str]]:
-    """Every generated page (record pages among them) and every hand-written page of the shipped and fixture records
-    (the hostile record among them), pre-rendered as the hook does."""
+    """Every generated page (record pages and the records index split by experiment among them) and every
+    hand-written page of the shipped and fixture records (the hostile record among them), pre-rendered as the hook
+    does."""
     folder = tmp_path_factory.mktemp("records")
     shutil.copytree(SHIPPED, folder, dirs_exist_ok=True)
     shutil.copytree(FIXTURES, folder, dirs_exist_ok=True)
-    site = load_site(folder, DOCS)
-    texts = [(path, text) for path, text in site_pages(site) if path.endswith(".md")]
-    for path in sorted(DOCS.rglob("*.md")):
-        src = path.relative_to(DOCS).as_posix()
-        texts.append((src, expand_shortcodes(path.read_text(encoding="utf-8"), site, src)))
-    out = []
-    for path, text in texts:
-        body = text[text.index("\n---\n", 4) + 5 :] if text.startswith("---\n") else text
-        out.append((path, prerender(body, _resolve, _code).markdown))
-    return out
+    texts = every_page_markdown(load_site(folder, DOCS))
+    return [(path, prerender(body, _resolve, _code).markdown) for path, body in texts]
 
 
 def test_every_page_it_writes_is_what_markdown_writes(pages: list[tuple[str, str]]) -> None:
@@ -80,6 +73,9 @@ def test_every_page_it_writes_is_what_markdown_writes(pages: list[tuple[str, str
     # not vacuous: every shipped record's page is written without Markdown (the fixtures' hostile record, a list
     # left in its Markdown or a paragraph of two lines are refused: Markdown converts those pages)
     assert len(shipped) > 25 and shipped <= written, sorted(shipped - written)
+    # and so is every experiment's list of records once the records index is split by experiment
+    lists = {path for path, _ in pages if path.startswith("split:records/") and path.count("/") == 2}
+    assert len(lists) > 5 and lists <= written, sorted(lists - written)
 
 
 _TEXT = st.sampled_from(
