@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from bench.atomic_write import write_atomic
+from bench.atomic_write import new_file_mode, write_atomic
 
 
 def test_writes_creates_the_folder_and_replaces(tmp_path: Path) -> None:
@@ -41,3 +42,20 @@ def test_bytes_are_written_as_they_are(tmp_path: Path) -> None:
     data = b"PAR1\x00\xff\r\n"
     write_atomic(path, data)
     assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_a_written_file_gets_the_permissions_open_gives_a_new_file(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        write_atomic(tmp_path / "r.json", "x")
+        write_atomic(tmp_path / "e.json", "x", exclusive=True)
+        with open(tmp_path / "plain.json", "w", encoding="utf-8") as fh:
+            fh.write("x")
+        found = new_file_mode(tmp_path)
+    finally:
+        os.umask(old)
+    expected = 0o666 & ~umask
+    modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+    assert modes == {"r.json": expected, "e.json": expected, "plain.json": expected}  # and nothing else left
+    assert found == expected

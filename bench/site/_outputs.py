@@ -26,13 +26,12 @@ import contextlib
 import hashlib
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.atomic_write import write_atomic
+from bench.atomic_write import new_file_mode, temporary_file, write_atomic
 
 __all__ = ["KEPT_FILES_KEY", "Outputs", "Recalled"]
 
@@ -63,6 +62,7 @@ class Outputs:
     _recalled: Recalled = field(default_factory=dict)  # this build's entries
     # every site file this build linked: {its path: (the kept file's name, i.e. the bytes' sha256; size; mtime ns)}
     placed: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    _mode: int | None = None  # the permission bits of a new file (new_file_mode), once known
 
     @property
     def remember(self) -> bool:
@@ -118,7 +118,7 @@ class Outputs:
         to its name (over a kept file of that name: the new file holds the bytes whatever the old one holds now, and
         a site linked to the old one keeps it)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".parts.", suffix=".tmp", dir=self.root)
+        fd, tmp = temporary_file(self.root, ".parts.")
         digest = hashlib.sha256()
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -166,6 +166,15 @@ class Outputs:
         with contextlib.suppress(OSError):
             st = os.stat(target)
             self.placed[target] = (kept.name, st.st_size, st.st_mtime_ns)
+            self._permit(target, st.st_mode & 0o777)
+
+    def _permit(self, target: str, mode: int) -> None:
+        """Give a kept file the permissions of a new file (builds before 2026-12-03 kept files readable by their owner
+        alone, and the site shares them: a web server running as another user could not read its pages)."""
+        if self._mode is None:
+            self._mode = new_file_mode(self.root)
+        if mode != self._mode:
+            os.chmod(target, self._mode)  # the kept file's: the link shares it; its bytes and mtime stay
 
     def _folder(self, target: str) -> None:
         folder = os.path.dirname(target)

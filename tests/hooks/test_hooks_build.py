@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from hooks_helpers import FIXTURE_RECORDS, ROOT, SHIPPED_RECORDS, run_build
 
+from bench.atomic_write import new_file_mode
+
 FX_BASELINE = "20261201T090000Z-baseline-a1b2c3d"
 FX_EAGLE = "20261201T100000Z-eagle3-b2c3d4e"
 SHIPPED_EAGLE = "20261130T231000Z-eagle3-339e97f"
@@ -58,6 +60,16 @@ def test_strict_build_has_every_page_and_its_tables(built_site: Path) -> None:
     dead = (built_site / "dead-ends" / "dynamic-spec-disable.html").read_text(encoding="utf-8")
     assert "admonition abstract" in dead and f"../records/eagle-fast-verify/{SHIPPED_EAGLE}.html" in dead
     assert "fonts.googleapis" not in eagle and "cdn.jsdelivr" not in eagle
+
+
+def test_every_file_of_the_built_site_has_the_permissions_of_a_new_file(built_site: Path, tmp_path: Path) -> None:
+    """A web server running as another user can read every page and download (the build runs under this process's
+    umask; the site cache's kept files, which the site links to, get the same permissions)."""
+    expected = new_file_mode(tmp_path)
+    files = [p for p in built_site.rglob("*") if p.is_file()]
+    modes = {p.relative_to(built_site).as_posix(): p.stat().st_mode & 0o777 for p in files}
+    assert len(modes) > 100
+    assert {path: mode for path, mode in modes.items() if mode != expected} == {}
 
 
 def test_hostile_record_is_escaped_in_the_build(built_site: Path) -> None:

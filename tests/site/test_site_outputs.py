@@ -155,3 +155,24 @@ def test_the_site_cache_hands_what_a_build_made_to_the_next_process(tmp_path: Pa
     cache_module._STATE.clear()
     damaged = SiteCache(tmp_path / "cache", version="v1")
     assert damaged.outputs.remember and damaged.outputs.recall("page\0a") is None
+
+
+def test_site_files_get_the_permissions_of_a_new_file_old_kept_files_too(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        out = Outputs(tmp_path / "files")
+        page = tmp_path / "site" / "page.html"
+        out.place(b"<p>page</p>", page)
+        parts = out.keep_parts(iter([b"a,b\n", b"1,2\n"]))
+        out.link(parts, tmp_path / "site" / "all.csv")
+        # a kept file an earlier build made readable by its owner alone is linked with a new file's permissions
+        stale = out.keep(b"<p>stale</p>")
+        stale.chmod(0o600)
+        mtime = stale.stat().st_mtime_ns
+        Outputs(tmp_path / "files").link(stale, tmp_path / "site2" / "stale.html")
+    finally:
+        os.umask(old)
+    site_files = [page, tmp_path / "site" / "all.csv", tmp_path / "site2" / "stale.html"]
+    assert [p.stat().st_mode & 0o777 for p in site_files] == [0o644, 0o644, 0o644]
+    assert stale.stat().st_mode & 0o777 == 0o644 and stale.stat().st_mtime_ns == mtime  # bytes and time kept
+    assert [p.name for p in (tmp_path / "files").rglob("*") if p.name.startswith(".")] == []  # no probe left
