@@ -38,7 +38,7 @@ def temporary_file(folder: Path, prefix: str) -> tuple[int, str]:
     while True:
         tmp = os.path.join(folder, f"{prefix}{secrets.token_hex(8)}.tmp")
         try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), NEW_FILE_MODE), tmp
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, NEW_FILE_MODE), tmp
         except FileExistsError:  # a name another writer drew: draw again
             continue
 
