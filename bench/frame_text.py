@@ -28,6 +28,7 @@ __all__ = [
     "csv_fraction",
     "csv_lines",
     "json_document",
+    "json_document_keyed",
     "json_document_parts",
     "json_lines",
     "rows_csv",
@@ -218,13 +219,31 @@ def json_document(parts: Iterable[str]) -> str:
 
 def json_document_parts(parts: Iterable[str]) -> Iterator[str]:
     """:func:`json_document` in pieces, for a document too large to hold whole."""
-    yield "[\n"
+    return (make() for _, make in json_document_keyed((None, not p, partial(str, p)) for p in parts))
+
+
+Named = tuple[str | None, Callable[[], str]]  # a piece's key (None: none) and how to make its text
+
+
+def json_document_keyed(parts: Iterable[tuple[str | None, bool, Callable[[], str]]]) -> Iterator[Named]:
+    """:func:`json_document_parts` of parts each given as (its key, whether it is empty, how to make it): the
+    pieces, each with a key naming its text (the part's key and whether it comes first; None where the part has no
+    key), made only when asked, so that a writer that has a piece's bytes already need not make it."""
+    yield "json-document-start", partial(str, "[\n")
     first = True
-    for p in parts:
-        if p:
-            yield p if first else ",\n" + p
+    for key, empty, make in parts:
+        if empty:
+            continue
+        if first:
+            yield (None if key is None else f"{key}\0first"), make
             first = False
-    yield "\n]\n"
+        else:
+            yield (None if key is None else f"{key}\0next"), partial(_after_comma, make)
+    yield "json-document-end", partial(str, "\n]\n")
+
+
+def _after_comma(make: Callable[[], str]) -> str:
+    return ",\n" + make()
 
 
 def rows_json(rows: Sequence[dict[str, Any]]) -> str:

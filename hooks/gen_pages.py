@@ -6,6 +6,8 @@ Nothing is written into docs/: gen-files keeps these files in a temporary folder
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import mkdocs_gen_files
@@ -32,6 +34,12 @@ if not isinstance(site, SiteData):
 # hooks/kept_files.py) instead of written here and copied.
 outputs = site.cache.outputs if site.cache is not None else None
 kept: dict[str, str] = {}
+
+
+def _encoded(make: Callable[[], str]) -> bytes:
+    return make().encode("utf-8")
+
+
 given = mkdocs_gen_files.config.get(WORKERS_KEY)  # set with the site: the processes the build may use
 workers = given if isinstance(given, int) else 1
 for path, content in site_pages(site, workers=workers, record_pages=not direct_record_pages()):
@@ -41,8 +49,8 @@ for path, content in site_pages(site, workers=workers, record_pages=not direct_r
             kept[path] = str(found)
             continue
         try:
-            if isinstance(content, TextParts) and content.large:  # never held whole
-                made = outputs.keep_parts(part.encode("utf-8") for part in content)
+            if isinstance(content, TextParts) and content.large:  # never held whole; unchanged parts copied
+                made = outputs.keep_joined(path, ((k, partial(_encoded, make)) for k, make in content.keyed_parts()))
             else:
                 made = outputs.keep(str(content).encode("utf-8"))
         except OSError:  # the cache cannot be written: written here, as without one

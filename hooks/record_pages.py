@@ -62,6 +62,7 @@ from bench.site import (
     shell_key,
     shell_page,
     site_record_markdown,
+    toc_shape,
 )
 from bench.site._paths import record_page
 
@@ -234,15 +235,22 @@ class RecordPages:
     # -- the theme's page template ---------------------------------------------------------------------------
 
     def _shell(
-        self, env: jinja2.Environment, nav: Navigation, files: Files, page: Page, toc: list[dict[str, Any]]
+        self,
+        env: jinja2.Environment,
+        nav: Navigation,
+        files: Files,
+        page: Page,
+        toc: list[dict[str, Any]],
+        shape: str | None = None,
     ) -> Shell | None:
         """The shell for pages shaped like ``page`` with the table of contents ``toc`` (None: the theme prints a
-        sentinel in a way a shell cannot fill; such pages are rendered whole)."""
+        sentinel in a way a shell cannot fill; such pages are rendered whole); ``shape``: ``toc_shape(toc)``, where
+        the last build kept it."""
         toc = list(toc)
         content = page.content or ""
         src = page.file.src_uri
         any_folder = self._linkless(nav, src)
-        key = shell_key(src, toc, "<h1" in content, any_folder=any_folder)
+        key = shell_key(src, toc, "<h1" in content, any_folder=any_folder, shape=shape)
         if key in self.shells:
             return self.shells[key]
         config = self.config
@@ -319,7 +327,8 @@ class RecordPages:
                 h1 = '<h1 id="x">' if "<h1 id=" in content else "<h1" if "<h1" in content else ""
                 outputs.note(self._page_inputs(src, key, shell, title), kept)
                 meta = {k: v for k, v in body.items() if k != "content"}
-                self._bodies[src] = (key, pickle.dumps({**meta, "h1": h1, "page_title": title}, protocol=5))
+                meta |= {"h1": h1, "page_title": title, "toc_shape": toc_shape(toc)}
+                self._bodies[src] = (key, pickle.dumps(meta, protocol=5))
         else:
             utils.write_file(data, f.abs_dest_path)
         parts.release(page)
@@ -356,7 +365,8 @@ class RecordPages:
         if not _all_found(files, meta["links"]):
             return False  # a target is gone: made afresh, so that MkDocs reports the link
         page.content = meta["h1"]  # what the shell's shape reads of the body
-        shell = self._shell(env, nav, files, page, meta["toc"])
+        shape = meta.get("toc_shape")
+        shell = self._shell(env, nav, files, page, meta["toc"], shape if isinstance(shape, str) else None)
         page.content = None
         if shell is None:
             return False

@@ -9,6 +9,7 @@ import csv
 import io
 import sys
 from datetime import UTC, datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from bench.frame_text import (
     csv_fraction,
     csv_lines,
     json_document,
+    json_document_keyed,
     json_lines,
     rows_csv,
     rows_json,
@@ -216,3 +218,20 @@ def test_any_table_as_pandas_writes_it(table: tuple[list[tuple[Any, ...]], list[
 
     rows, columns = table
     assert table_csv(rows, columns) == frame_csv(pd.DataFrame(rows, columns=columns))
+
+
+@given(st.lists(st.tuples(st.sampled_from(["", ' {\n "a": 1\n }', ' {\n "b": 2\n }']), st.booleans())))
+def test_a_keyed_json_document_is_the_document_and_names_each_piece_by_its_text(parts: list[tuple[str, bool]]) -> None:
+    keyed = list(
+        json_document_keyed((f"k{i}" if has else None, not p, partial(str, p)) for i, (p, has) in enumerate(parts))
+    )
+    texts = [make() for _, make in keyed]
+    assert "".join(texts) == json_document(p for p, _ in parts)
+    names = [k for k, _ in keyed if k is not None]
+    assert len(names) == len(set(names))  # no two pieces share a key
+    by_name: dict[str, set[str]] = {}
+    for (key, _), text in zip(keyed, texts, strict=True):
+        if key is not None:
+            by_name.setdefault(key.split("\0")[-1] if "\0" in key else key, set()).add(text[:2])
+    assert by_name.get("next", {",\n"}) == {",\n"}  # a piece after the first starts with the comma; the first not
+    assert ",\n" not in by_name.get("first", set())

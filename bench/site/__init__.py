@@ -54,6 +54,7 @@ from ._page_shell import (
     record_page_key,
     shell_key,
     shell_page,
+    toc_shape,
 )
 from ._pages import experiments_index, records_index, site_pages
 from ._performance import PERFORMANCE_PAGE, load_results, performance_markdown
@@ -166,6 +167,7 @@ __all__ = [
     "site_pages",
     "site_record_markdown",
     "site_style",
+    "toc_shape",
     "tradeoff_chart",
     "tradeoff_figure",
     "verdict_markdown",

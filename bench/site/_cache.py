@@ -42,6 +42,7 @@ __all__ = ["CACHE_ENV", "SiteCache", "code_version", "default_cache_dir", "recor
 
 CACHE_ENV = "BENCHBOOK_CACHE_DIR"
 RECALLED = "recalled"  # SiteCache.state: the outputs the last build made (bench.site._outputs)
+JOINED = "joined"  # SiteCache.state: the files the last build joined from parts (Outputs.keep_joined)
 # (cache folder, name) -> the state the last build of this process left (SiteCache.keep_state)
 _STATE: dict[tuple[str, str], Any] = {}
 PACKAGE = Path(__file__).resolve().parents[1]  # bench/
@@ -92,12 +93,18 @@ class SiteCache:
         """The generated files kept by content and linked into each build (:mod:`bench.site._outputs`): one folder
         for every code version (a file's name is its bytes' hash); what the last build of this code version made
         from which inputs (:meth:`finish`) is recalled."""
-        last = self.state(RECALLED)
-        return Outputs(self.root / "files", last=last if isinstance(last, dict) else {})
+        last, joined = self.state(RECALLED), self.state(JOINED)
+        return Outputs(
+            self.root / "files",
+            last=last if isinstance(last, dict) else {},
+            last_joined=joined if isinstance(joined, dict) else {},
+        )
 
     def finish(self) -> None:
-        """End a build: what its outputs made is what the next build may recall (``Outputs.recall``)."""
+        """End a build: what its outputs made is what the next build may recall (``Outputs.recall``) or copy parts
+        from (``Outputs.keep_joined``)."""
         self.keep_state(RECALLED, self.outputs.finish())
+        self.keep_state(JOINED, self.outputs.joined())
 
     # -- what one build leaves to the next (small: one file each) -----------------------------------------------
 

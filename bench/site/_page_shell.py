@@ -50,6 +50,7 @@ __all__ = [
     "record_page_key",
     "shell_key",
     "shell_page",
+    "toc_shape",
 ]
 
 TITLE_SENTINEL = "benchshellpagetitlesentinel"
@@ -106,9 +107,24 @@ def generated_page_key(page: str, markdown: str, renderer: str) -> str | None:
     return hashlib.sha256("\0".join(("generated", page, renderer, markdown)).encode("utf-8")).hexdigest()
 
 
-def shell_key(page: str, toc: Sequence[Mapping[str, object]], has_h1: bool, *, any_folder: bool = False) -> str:
+def shell_key(
+    page: str,
+    toc: Sequence[Mapping[str, object]],
+    has_h1: bool,
+    *,
+    any_folder: bool = False,
+    shape: str | None = None,
+) -> str:
     """What decides a page's shell: its folder (:func:`shell_page`), its table of contents with a top-level
-    heading's text and anchor left out (they are filled per page), and whether the body holds a top-level heading."""
+    heading's text and anchor left out (they are filled per page: :func:`toc_shape`, given as ``shape`` where the
+    caller kept it), and whether the body holds a top-level heading."""
+    shown = json.dumps([shell_page(page, any_folder=any_folder), has_h1])
+    return f"{shown[:-1]}, {toc_shape(toc) if shape is None else shape}]"
+
+
+def toc_shape(toc: Sequence[Mapping[str, object]]) -> str:
+    """The part of a page's table of contents that its shell depends on (every entry but a top-level heading's text
+    and anchor), as text: the same for every record page with the same sections."""
 
     def shape(items: Sequence[Mapping[str, object]], top: bool) -> list[object]:
         out: list[object] = []
@@ -121,7 +137,7 @@ def shell_key(page: str, toc: Sequence[Mapping[str, object]], has_h1: bool, *, a
                 out.append([item.get("level"), item.get("id"), item.get("title"), shape(children, False)])
         return out
 
-    return json.dumps([shell_page(page, any_folder=any_folder), has_h1, shape(toc, True)])
+    return json.dumps(shape(toc, True))
 
 
 def shell_page(page: str, *, any_folder: bool = False) -> str:

@@ -148,7 +148,7 @@ def site_pages(
     everyone = [lr.record.id for lr in site.records]
     for kind in ("csv", "json"):  # keyed as any rows download (by the records' digests), never held whole
         rows = site.rows_download(everyone, kind)
-        yield all_rows_download(kind), TextParts(rows.__iter__, rows.key, large=True)
+        yield all_rows_download(kind), TextParts(key=rows.key, large=True, keyed=rows.keyed_parts)
     shown = {
         path: text for exp in site.experiments for path, text in experiment_comparison_downloads(site, exp).items()
     }

@@ -65,8 +65,23 @@ def history_page(configuration: str, part: int = 1) -> str:
 
 
 def link(from_page: str, to: str) -> str:
-    """Relative link from one docs-relative page to another."""
+    """Relative link from one docs-relative page to another: ``posixpath.relpath(to, dirname(from_page) or ".")``,
+    computed from the two paths' parts where both are plain (no empty, ``.`` or ``..`` part, not absolute), without
+    ``relpath``'s two trips through the working directory (a tenth of a ``mkdocs serve`` rebuild's record pages at
+    10,000 records, a page naming several links)."""
+    start = from_page.split("/")[:-1]
+    parts = to.split("/")
+    if _ODD_PARTS.isdisjoint(start) and _ODD_PARTS.isdisjoint(parts):
+        common = 0
+        for a, b in zip(start, parts, strict=False):
+            if a != b:
+                break
+            common += 1
+        return "/".join([*[".."] * (len(start) - common), *parts[common:]]) or "."
     return posixpath.relpath(to, posixpath.dirname(from_page) or ".")
+
+
+_ODD_PARTS = frozenset({"", ".", ".."})  # parts of a path that relpath would resolve first (or an absolute path)
 
 
 def record_link(record: Record, page: str, *, text: str | None = None) -> str:

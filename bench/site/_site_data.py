@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -26,7 +26,7 @@ from bench.compare import (
     runs_of,
 )
 from bench.dataframe import COLUMNS, frame_from_tuples, frame_rows
-from bench.frame_text import CSV_HEADER, csv_lines, json_document_parts
+from bench.frame_text import CSV_HEADER, csv_lines, json_document_keyed
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord
 from bench.record.model import Record
@@ -46,7 +46,7 @@ from ._site_records import (
     squeeze,
     unsqueeze,
 )
-from ._text_parts import TextParts
+from ._text_parts import KeyedPart, TextParts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -307,12 +307,30 @@ class SiteData:
 
     def csv_parts(self, record_ids: Iterable[str]) -> Iterator[str]:
         """:meth:`csv_of` in pieces (the header, then each record's lines), for a file too large to hold whole."""
-        ids = self._ordered(record_ids)
+        return (make() for _, make in self._csv_keyed(self._ordered(record_ids)))
+
+    def _csv_keyed(self, ids: list[str]) -> Iterator[KeyedPart]:
+        """:meth:`csv_parts` of records in order, each part keyed (:meth:`_part_key`) and made when asked."""
         texts = [self._text_of(rid) for rid in ids]
         fraction = tuple(map(max, zip(*(t.fraction for t in texts), strict=True)))
-        yield CSV_HEADER
+        yield "csv-header", partial(str, CSV_HEADER)
         for rid, t in zip(ids, texts, strict=True):
-            yield self._csv_part(rid, t, fraction)
+            yield self._part_key(rid, "csv", repr(fraction)), partial(self._csv_part, rid, t, fraction)
+
+    def _json_keyed(self, ids: list[str]) -> Iterator[KeyedPart]:
+        """:meth:`json_parts` of records in order, each piece keyed and made when asked."""
+        rows = self._rows_by_record
+        texts = ((rid, self._text_of(rid)) for rid in ids)
+        parts = ((self._part_key(rid, "json"), not rows[rid], _json_text(t)) for rid, t in texts)
+        return json_document_keyed(parts)
+
+    def _part_key(self, record_id: str, *made_with: str) -> str | None:
+        """What names a record's part of a rows download: its file (its cache digest), the confidence level and
+        ``made_with``; None where the record has no digest (no site cache)."""
+        digest = getattr(self.by_id[record_id], "digest", None)
+        if not isinstance(digest, str):
+            return None
+        return "\0".join((digest, repr(self.settings.comparison.confidence), *made_with))
 
     def json_of(self, record_ids: Iterable[str]) -> str:
         """These records' rows as JSON: what ``frame_json(frame_of(ids))`` writes, joined from each record's part,
@@ -329,12 +347,12 @@ class SiteData:
         key = None
         if all(isinstance(d, str) for d in digests):
             key = hashlib.sha256("\0".join([kind, conf, *map(str, digests)]).encode("ascii")).hexdigest()
-        make = partial(self.csv_parts, ids) if kind == "csv" else partial(self.json_parts, ids)
-        return TextParts(make, key)
+        keyed = partial(self._csv_keyed, ids) if kind == "csv" else partial(self._json_keyed, ids)
+        return TextParts(key=key, keyed=keyed)
 
     def json_parts(self, record_ids: Iterable[str]) -> Iterator[str]:
         """:meth:`json_of` in pieces."""
-        return json_document_parts(self._text_of(rid).json for rid in self._ordered(record_ids))
+        return (make() for _, make in self._json_keyed(self._ordered(record_ids)))
 
     def frame_of(self, record_ids: Iterable[str]) -> pd.DataFrame:
         """The DataFrame of these records' rows (what their CSV and JSON downloads hold)."""
@@ -347,3 +365,8 @@ class SiteData:
     def all_experiments(self) -> list[str]:
         """Experiments with records or dead ends."""
         return sorted(set(self.experiments) | {d.meta.experiment for d in self.dead_ends})
+
+
+def _json_text(text: RecordText) -> Callable[[], str]:
+    """How to make a record's part of a JSON download (its text decompressed when asked)."""
+    return lambda: text.json

@@ -4,8 +4,11 @@ no link possible still writes the file, and pruning removes only what nothing us
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -176,3 +179,68 @@ def test_site_files_get_the_permissions_of_a_new_file_old_kept_files_too(tmp_pat
     assert [p.stat().st_mode & 0o777 for p in site_files] == [0o644, 0o644, 0o644]
     assert stale.stat().st_mode & 0o777 == 0o644 and stale.stat().st_mtime_ns == mtime  # bytes and time kept
     assert [p.name for p in (tmp_path / "files").rglob("*") if p.name.startswith(".")] == []  # no probe left
+
+
+def _keyed(texts: dict[str, bytes], made: list[str]) -> list[tuple[str | None, Callable[[], bytes]]]:
+    """Parts named by their keys, each noting in ``made`` when it is made."""
+
+    def make(key: str) -> bytes:
+        made.append(key)
+        return texts[key]
+
+    return [(key, partial(make, key)) for key in texts]
+
+
+def test_a_joined_file_copies_the_parts_the_last_one_held(tmp_path: Path) -> None:
+    first = {"head": b"a,b\n", "r1": b"1,2\n" * 5000, "r2": b"3,4\n" * 3, "r3": b"5,6\n" * 7000}
+    made: list[str] = []
+    one = Outputs(tmp_path / "files")
+    path = one.keep_joined("all.csv", _keyed(first, made))
+    assert path.read_bytes() == b"".join(first.values()) and path.name == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert made == ["head", "r1", "r2", "r3"]
+
+    second = {"head": first["head"], "r0": b"0,0\n", "r1": first["r1"], "new": b"9,9\n" * 2, "r3": first["r3"]}
+    made.clear()
+    two = Outputs(tmp_path / "files", last_joined=one.joined())
+    path2 = two.keep_joined("all.csv", [*_keyed(second, made), (None, lambda: b"tail\n")])
+    want = b"".join(second.values()) + b"tail\n"
+    assert path2.read_bytes() == want and path2.name == hashlib.sha256(want).hexdigest()
+    assert made == ["r0", "new"]  # the others' bytes came from the last file
+    assert path.read_bytes() == b"".join(first.values())  # the last file (linked by a site, maybe) unchanged
+    kept, size, _, layout = two.joined()["all.csv"]
+    assert kept == str(path2) and size == len(want)
+    assert {k: want[o : o + n] for k, (o, n) in layout.items()} == second  # every keyed part where it lies
+
+
+def test_parts_are_not_copied_from_a_file_another_name_joined(tmp_path: Path) -> None:
+    made: list[str] = []
+    one = Outputs(tmp_path / "files")
+    one.keep_joined("a.csv", _keyed({"x": b"1\n"}, made))
+    two = Outputs(tmp_path / "files", last_joined=one.joined())
+    two.keep_joined("b.csv", _keyed({"x": b"1\n"}, made))
+    assert made == ["x", "x"]
+
+
+def test_a_last_joined_file_changed_since_is_not_copied_from(tmp_path: Path) -> None:
+    texts = {"a": b"A" * 100, "b": b"B" * 100}
+    made: list[str] = []
+    one = Outputs(tmp_path / "files")
+    path = one.keep_joined("all.json", _keyed(texts, made))
+    with open(path, "r+b") as fh:  # a site file edited in place (a link shares the kept file's bytes)
+        fh.write(b"Z" * 100)
+    made.clear()
+    two = Outputs(tmp_path / "files", last_joined=one.joined())
+    again = two.keep_joined("all.json", _keyed(texts, made))
+    assert made == ["a", "b"] and again.read_bytes() == b"A" * 100 + b"B" * 100
+
+
+def test_a_joined_file_that_cannot_be_copied_from_fails_and_leaves_nothing(tmp_path: Path) -> None:
+    made: list[str] = []
+    one = Outputs(tmp_path / "files")
+    path = one.keep_joined("all.csv", _keyed({"a": b"A" * 10}, made))
+    st = path.stat()
+    # what the last build noted says more than the file holds (cut short behind its size and time's back)
+    two = Outputs(tmp_path / "files", last_joined={"all.csv": (str(path), st.st_size, st.st_mtime_ns, {"a": (5, 50)})})
+    with pytest.raises(OSError, match="ended early"):
+        two.keep_joined("all.csv", _keyed({"a": b"A" * 10}, made))
+    assert sorted(p.name for p in (tmp_path / "files").rglob("*") if p.is_file()) == [path.name]

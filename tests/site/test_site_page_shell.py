@@ -24,8 +24,10 @@ from bench.site import (
     SiteData,
     load_site,
     record_page_key,
+    shell_key,
     shell_page,
     site_record_markdown,
+    toc_shape,
 )
 from bench.site._git_info import GitInfo
 
@@ -129,3 +131,22 @@ def test_a_shell_refuses_what_it_cannot_fill() -> None:
         )
     with pytest.raises(ShellError, match="cannot fill"):  # a theme that changed the title's case
         Shell.parse(f"<title>{TITLE_SENTINEL.upper()}</title>{CONTENT_SENTINEL}", content_marker=CONTENT_SENTINEL)
+
+
+def test_a_shell_key_is_the_pages_folder_heading_and_table_of_contents_shape() -> None:
+    toc = [
+        {"level": 1, "id": "run-a", "title": "Run A", "children": [{"level": 2, "id": "summary", "title": "Summary"}]},
+    ]
+    other_title = [{**toc[0], "id": "run-b", "title": "Run B"}]  # another record's page: its own h1, same sections
+    more = [{**toc[0], "children": [*toc[0]["children"], {"level": 2, "id": "levels", "title": "Levels"}]}]
+    key = shell_key("records/exp/a.md", toc, True)
+    assert shell_key("records/exp/b.md", other_title, True) == key
+    assert shell_key("records/exp/a.md", more, True) != key
+    assert shell_key("records/other/a.md", toc, True) != key
+    assert shell_key("records/other/a.md", toc, True, any_folder=True) == shell_key(
+        "records/exp/a.md", toc, True, any_folder=True
+    )
+    assert shell_key("records/exp/a.md", toc, False) != key
+    for t in (toc, other_title, more):  # the shape kept from the last build gives the same key
+        assert shell_key("records/exp/a.md", t, True, shape=toc_shape(t)) == shell_key("records/exp/a.md", t, True)
+    assert json.loads(key) == [shell_page("records/exp/a.md"), True, json.loads(toc_shape(toc))]
