@@ -188,6 +188,9 @@ class Outputs:
 
         try:
             path = self.keep_parts(pieces())
+        except BaseException:
+            self.last_joined.pop(name, None)  # not to be copied from again (nor by the next build)
+            raise
         finally:
             if source is not None:
                 os.close(source[0])
@@ -202,6 +205,8 @@ class Outputs:
         if type(found) is not tuple or len(found) != 4 or not isinstance(found[3], dict):
             return None
         path, size, mtime_ns, layout = found
+        if not all(type(v) is tuple and len(v) == 2 for v in layout.values()):
+            return None
         try:
             fd = os.open(path, os.O_RDONLY)
         except (OSError, TypeError):

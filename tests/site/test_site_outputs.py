@@ -244,3 +244,6 @@ def test_a_joined_file_that_cannot_be_copied_from_fails_and_leaves_nothing(tmp_p
     with pytest.raises(OSError, match="ended early"):
         two.keep_joined("all.csv", _keyed({"a": b"A" * 10}, made))
     assert sorted(p.name for p in (tmp_path / "files").rglob("*") if p.is_file()) == [path.name]
+    assert "all.csv" not in two.joined()  # the next build does not try it again
+    made.clear()
+    assert two.keep_joined("all.csv", _keyed({"a": b"A" * 10}, made)) == path and made == ["a"]
