@@ -103,3 +103,47 @@ def test_serve_forks_only_while_no_other_thread_runs(
         got = _tree(tmp_path / site)
         differ = [p for p in want if got.get(p) != want[p] and p not in ("sitemap.xml", "sitemap.xml.gz")]
         assert differ == [] and sorted(got) == sorted(want), site
+
+
+def test_serve_collects_garbage_once_at_the_end_of_its_first_build(
+    tmp_path: Path, site_records: Path, monkeypatch: pytest.MonkeyPatch, serving: None
+) -> None:
+    """The first full collection of a ``mkdocs serve`` process walks the whole site the first build left: it runs at
+    the end of that build, not during the first rebuild a user waits for; ``mkdocs build`` does not run one."""
+    import gc
+    import sys
+
+    records = tmp_path / "records"
+    shutil.copytree(site_records, records)
+    for name, value in mkdocs_env(records).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(ROOT)
+    full: list[float] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            full.append(1)
+
+    _serve_build(tmp_path / "first")  # loads the hook module (MkDocs keeps it for the process)
+    hooks = next(m for m in list(sys.modules.values()) if str(getattr(m, "__file__", "")).endswith("site_hooks.py"))
+    monkeypatch.setattr(hooks, "_COLLECTED", False)  # as in a new `mkdocs serve` process
+    gc.callbacks.append(note)
+    try:
+        _serve_build(tmp_path / "first-again")
+        after_first = len(full)
+        _serve_build(tmp_path / "second")
+        after_second = len(full)
+    finally:
+        gc.callbacks.remove(note)
+    assert after_first >= 1 and after_second == after_first and hooks._COLLECTED is True
+    monkeypatch.setattr(hooks, "_COLLECTED", False)
+    called: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda *a: called.append(1) or 0)
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "built"))
+    config.plugins.on_startup(command="build", dirty=False)
+    build(config)
+    assert called == [] and hooks._COLLECTED is False
