@@ -36,15 +36,21 @@ def _serve_build(site: Path) -> object:
     return config["benchbook_record_pages"]
 
 
-def test_a_rebuild_links_unchanged_pages_and_makes_the_changed_one(
-    tmp_path: Path, site_records: Path, monkeypatch: pytest.MonkeyPatch, serving: None
-) -> None:
+def _serving_records(tmp_path: Path, site_records: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the site's records, the build's environment pointing at it and at a cache under ``tmp_path``."""
     records = tmp_path / "records"
     shutil.copytree(site_records, records)
     for name, value in mkdocs_env(records).items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(ROOT)
+    return records
+
+
+def test_a_rebuild_links_unchanged_pages_and_makes_the_changed_one(
+    tmp_path: Path, site_records: Path, monkeypatch: pytest.MonkeyPatch, serving: None
+) -> None:
+    records = _serving_records(tmp_path, site_records, monkeypatch)
     site = tmp_path / "site"
     first = _serve_build(site)
     n = len(first.pages)  # type: ignore[attr-defined]
@@ -113,12 +119,7 @@ def test_serve_collects_garbage_once_at_the_end_of_its_first_build(
     import gc
     import sys
 
-    records = tmp_path / "records"
-    shutil.copytree(site_records, records)
-    for name, value in mkdocs_env(records).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(ROOT)
+    _serving_records(tmp_path, site_records, monkeypatch)
     full: list[float] = []
 
     def note(phase: str, info: dict[str, int]) -> None:
