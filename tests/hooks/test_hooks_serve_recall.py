@@ -117,7 +117,6 @@ def test_serve_collects_garbage_once_at_the_end_of_its_first_build(
     """The first full collection of a ``mkdocs serve`` process walks the whole site the first build left: it runs at
     the end of that build, not during the first rebuild a user waits for; ``mkdocs build`` does not run one."""
     import gc
-    import sys
 
     _serving_records(tmp_path, site_records, monkeypatch)
     full: list[float] = []
@@ -127,7 +126,10 @@ def test_serve_collects_garbage_once_at_the_end_of_its_first_build(
             full.append(1)
 
     _serve_build(tmp_path / "first")  # loads the hook module (MkDocs keeps it for the process)
-    hooks = next(m for m in list(sys.modules.values()) if str(getattr(m, "__file__", "")).endswith("site_hooks.py"))
+    from mkdocs.config import load_config
+
+    loaded = load_config(str(ROOT / "mkdocs.yml")).hooks  # the modules MkDocs loaded (it keeps them per process)
+    hooks = next(m for m in loaded.values() if str(getattr(m, "__file__", "")).endswith("site_hooks.py"))
     monkeypatch.setattr(hooks, "_COLLECTED", False)  # as in a new `mkdocs serve` process
     gc.callbacks.append(note)
     try:
@@ -142,7 +144,6 @@ def test_serve_collects_garbage_once_at_the_end_of_its_first_build(
     called: list[int] = []
     monkeypatch.setattr(gc, "collect", lambda *a: called.append(1) or 0)
     from mkdocs.commands.build import build
-    from mkdocs.config import load_config
 
     config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "built"))
     config.plugins.on_startup(command="build", dirty=False)
