@@ -48,8 +48,11 @@ def write_atomic(path: Path, text: str | bytes, *, exclusive: bool = False, dura
     ``FileExistsError`` when the file is already there. On any error the target is untouched and the temporary
     file removed. ``durable=False`` skips the fsync: for a cache, whose entries a crash may lose but never tear
     (the rename still makes a file appear whole or not at all)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = temporary_file(path.parent, f".{path.name}.")
+    try:
+        fd, tmp = temporary_file(path.parent, f".{path.name}.")
+    except FileNotFoundError:  # its folder is not there yet (asked only then: a cache writes thousands of files)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = temporary_file(path.parent, f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(text.encode("utf-8") if isinstance(text, str) else text)

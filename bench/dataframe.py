@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,7 @@ __all__ = [
     "frame_from_tuples",
     "frame_json",
     "frame_rows",
+    "frame_rows_each",
     "record_cells",
     "register",
 ]
@@ -193,21 +194,36 @@ def frame_rows(records: Iterable[Record], *, intervals: bool = True, confidence:
     """The frame's rows as dicts (record × level; see the module docstring), without pandas. The intervals of
     :data:`INTERVAL_BATCH` records are bootstrapped together (the same intervals, computed at once)."""
     ordered = sorted(records, key=lambda r: (r.created_at, r.id))
-    rows = []
-    for start in range(0, len(ordered), INTERVAL_BATCH):
-        levels = [(r, lv) for r in ordered[start : start + INTERVAL_BATCH] for lv in sorted_levels(r.levels)]
+    return [row for _, row in _record_rows(ordered, intervals, confidence)]
+
+
+def frame_rows_each(records: Sequence[Record], *, confidence: float = 0.95) -> list[list[dict[str, Any]]]:
+    """Each record's rows, in the order given: what ``frame_rows([record])`` gives for each, their intervals
+    bootstrapped :data:`INTERVAL_BATCH` records at a time (each resample matrix read once for all of them: a site
+    build reading records cold makes their rows this way)."""
+    mine: dict[int, list[dict[str, Any]]] = {id(r): [] for r in records}
+    for r, row in _record_rows(records, True, confidence):
+        mine[id(r)].append(row)
+    return [mine[id(r)] for r in records]
+
+
+def _record_rows(
+    records: Sequence[Record], intervals: bool, confidence: float
+) -> Iterator[tuple[Record, dict[str, Any]]]:
+    """Each record's rows in turn (its levels in order), with the record they belong to."""
+    for start in range(0, len(records), INTERVAL_BATCH):
+        levels = [(r, lv) for r in records[start : start + INTERVAL_BATCH] for lv in sorted_levels(r.levels)]
         jobs = [(_interval_keys(lv) if intervals else [], [lv]) for _, lv in levels]
         found = level_intervals_many([j for j in jobs if j[0]], confidence=confidence)[::-1]
-        bases: dict[str, dict[str, Any]] = {}
+        bases: dict[int, dict[str, Any]] = {}  # by the record object: two records may share an id (an error later)
         for (r, lv), (keys, _) in zip(levels, jobs, strict=True):
-            if r.id not in bases:
-                bases[r.id] = {k: redact_value(k, v) if isinstance(v, str) else v for k, v in record_cells(r).items()}
-            row = _level_cells(r, lv, bases[r.id])
+            if id(r) not in bases:
+                bases[id(r)] = {k: redact_value(k, v) if isinstance(v, str) else v for k, v in record_cells(r).items()}
+            row = _level_cells(r, lv, bases[id(r)])
             ivs = found.pop() if keys else {}
             for spec in FIGURES:
                 row.update(_figure_cells(spec, lv, ivs))
-            rows.append(row)
-    return rows
+            yield r, row
 
 
 def _records(source: Path | str | Iterable[Record]) -> list[Record]:

@@ -211,3 +211,18 @@ def test_the_pivot_example_matches_medians_of_the_raw_records() -> None:
             assert float(cell.replace(",", "")) == pytest.approx(median(stated), rel=0.005), (cells[0], variant)
             checked += 1
     assert checked == len(values) and {c for c, _ in values} == {int(ln.strip("|").split("|")[0]) for ln in lines[2:]}
+
+
+def test_rows_of_each_record_made_together_are_its_rows_alone() -> None:
+    # the site reads records cold in batches: each record's rows, intervals included, are what it gets alone, in the
+    # order given (not the frame's), also for two records that share an id (a duplicate the loader reports later)
+    from bench.dataframe import INTERVAL_BATCH, frame_rows, frame_rows_each
+
+    records = [load_record(p).record for folder in FOLDERS for p in sorted(folder.rglob("*.json"))][::-1]
+    twin = records[0].model_copy(update={"levels": records[0].levels[:1]})
+    given = [*records, twin]
+    assert len(given) > INTERVAL_BATCH  # more than one batch
+    each = frame_rows_each(given)
+    assert each == [frame_rows([r]) for r in given]
+    assert len(each[-1]) == 1 and len(each[0]) == len(records[0].levels)
+    assert any(row["per_request_tok_s_lo"] is not None for rows in each for row in rows)

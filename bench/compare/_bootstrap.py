@@ -51,6 +51,7 @@ __all__ = [
     "bootstrap_sides",
     "exact_columns",
     "forget_resamples",
+    "percentiles",
     "rng_for",
     "stream",
 ]
@@ -252,8 +253,20 @@ def bootstrap_many(
     if n_boot < 1:
         raise ValueError("n_boot must be at least 1")
     blocks: dict[tuple[int, int], list[Sequence[float]]] = {}
+    # a block's columns by the identity of their sequence: a sequence given twice (a level's E2E times, which
+    # every rate figure of the level scales by) is one column of the product, not one per figure
+    placed_at: dict[tuple[int, int], dict[int, int]] = {}
     # job -> figure -> run -> (block, column of the values, column of the times or -1)
     where: list[list[list[tuple[tuple[int, int], int, int]]]] = []
+
+    def column(block: tuple[int, int], values: Sequence[float]) -> int:
+        cols, at = blocks.setdefault(block, []), placed_at.setdefault(block, {})
+        found = at.get(id(values))
+        if found is None:
+            found = at[id(values)] = len(cols)
+            cols.append(values)
+        return found
+
     for figures in jobs:
         n_runs = len(figures[0]) if figures else 0
         if not figures or n_runs == 0 or any(len(f) != n_runs for f in figures):
@@ -263,12 +276,8 @@ def bootstrap_many(
             spots = []
             for i, rv in enumerate(runs):
                 block = (i, len(rv.values))
-                cols = blocks.setdefault(block, [])
-                v, t = len(cols), -1
-                cols.append(rv.values)
-                if rv.kind == "rate" and rv.times is not None:
-                    t = len(cols)
-                    cols.append(rv.times)
+                v = column(block, rv.values)
+                t = column(block, rv.times) if rv.kind == "rate" and rv.times is not None else -1
                 spots.append((block, v, t))
             placed.append(spots)
         where.append(placed)
@@ -330,6 +339,42 @@ def bootstrap_side(runs: Sequence[RunValues], n_boot: int, source: Stream) -> Bo
     return bootstrap_sides([runs], n_boot, source)[0]
 
 
+def percentiles(rows: FloatArray, percents: Sequence[float]) -> FloatArray:
+    """``np.percentile(rows, percents, axis=1)`` (its default, linear method): one row of results per percent, one
+    column per row of ``rows``; the same numbers (``==``), made from each row sorted.
+
+    NumPy's percentile partitions each row around the order statistics it needs, about four times slower than
+    sorting the row with NumPy's vectorized sort (profiled: 3.7 against 1.0 ms for 80 rows of 2,000 draws, most of
+    the intervals' cost in a cold site build). An order statistic does not depend on how it was found, and the
+    interpolation between two of them is NumPy's own, step for step (``numpy.lib._function_base_impl._quantile``
+    and ``_lerp``): the virtual index (n − 1)·q, its floor and the next index (the last index past the end), the
+    weight γ = index − floor, then a + (b − a)·γ, or b − (b − a)·(1 − γ) where γ ≥ 0.5. A row holding a NaN gives
+    NaN, as there."""
+    data = np.sort(np.asarray(rows, dtype=np.float64), axis=1)
+    n = data.shape[1]
+    if n == 0:
+        raise ValueError("percentiles of an empty row")
+    q = np.true_divide(np.asarray(percents, dtype=np.float64), 100)
+    if np.any(np.isnan(q)) or np.any(q < 0) or np.any(q > 1):
+        raise ValueError("percents must lie in [0, 100]")
+    virtual = (n - 1) * q
+    previous = np.floor(virtual)
+    following = previous + 1
+    above = virtual >= n - 1
+    previous[above] = -1
+    following[above] = -1
+    low, high = previous.astype(np.intp), following.astype(np.intp)
+    gamma = np.asarray(virtual - low, dtype=np.float64).reshape(-1, 1)
+    a, b = data[:, low].T, data[:, high].T  # percents × rows
+    diff = b - a
+    out = a + diff * gamma
+    np.subtract(b, diff * (1 - gamma), out=out, where=gamma >= 0.5)
+    nan = np.isnan(data[:, -1])  # a NaN sorts last
+    if nan.any():
+        out[:, nan] = np.nan
+    return out
+
+
 def bootstrap_ratio(
     baseline: BootstrapResult, candidate: BootstrapResult, confidence: float = 0.95
 ) -> tuple[float, float, float] | None:
@@ -338,5 +383,5 @@ def bootstrap_ratio(
         return None
     ratios = candidate.draws / baseline.draws
     tail = (1.0 - confidence) / 2.0 * 100.0
-    lo, hi = np.percentile(ratios, [tail, 100.0 - tail])
+    lo, hi = percentiles(ratios[None, :], [tail, 100.0 - tail])[:, 0]
     return candidate.point / baseline.point, float(lo), float(hi)

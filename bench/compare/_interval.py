@@ -24,7 +24,7 @@ import numpy as np
 from bench.figures import Figure, figure
 from bench.record.model import Level
 
-from ._bootstrap import BootstrapResult, RunValues, Stream, bootstrap_many, bootstrap_side, stream
+from ._bootstrap import BootstrapResult, RunValues, Stream, bootstrap_many, bootstrap_side, percentiles, stream
 from ._sides import completed_requests, pooled
 
 __all__ = [
@@ -59,7 +59,7 @@ def run_values(spec: Figure, level: Level) -> RunValues | None:
         return RunValues(values=values, kind="mean")
     if not level.duration_s:
         return None
-    times = list(level.samples.e2e_ms)
+    times = level.samples.e2e_ms  # the level's own list: one column of a bootstrap batch for all its rate figures
     return RunValues(values=values, kind="rate", duration_s=level.duration_s, times=times if sum(times) > 0 else None)
 
 
@@ -210,10 +210,8 @@ def level_intervals_many(
     sides = [next(found) if lvs else dict.fromkeys(keys) for (keys, _), lvs in zip(jobs, usable, strict=True)]
     drawn = [(j, key, f, f.boot) for j, side in enumerate(sides) for key, f in side.items() if f is not None and f.boot]
     tail = (1.0 - confidence) / 2.0 * 100.0
-    bounds = (  # one figure per row: each row's percentiles, computed in place
-        np.percentile(np.stack([b.draws for *_, b in drawn]), [tail, 100.0 - tail], axis=1, overwrite_input=True)
-        if drawn
-        else np.empty((2, 0))
+    bounds = (  # one figure per row: each row's percentiles
+        percentiles(np.stack([b.draws for *_, b in drawn]), [tail, 100.0 - tail]) if drawn else np.empty((2, 0))
     )
     out: list[dict[str, Interval | None]] = [dict.fromkeys(keys) for keys, _ in jobs]
     for c, (j, key, f, _) in enumerate(drawn):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from bench.compare import fingerprint
-from bench.dataframe import COLUMNS, frame_rows
+from bench.dataframe import COLUMNS, INTERVAL_BATCH, frame_rows, frame_rows_each
 from bench.errors import read_text_file
 from bench.frame_text import csv_fraction, csv_lines, json_lines
 from bench.record.errors import RecordError
@@ -111,9 +111,16 @@ def _new_entry(
 ) -> tuple[dict[str, Any], dict[str, Any], Record, Rows, RecordText]:
     """A record read, validated, redacted and lean, with its rows and their text: its two cache entries (what every
     build reads, what only a comparison or a download of the record reads: :func:`_put`) and those."""
-    conf = repr(confidence)
     whole = shown(load_record(path, raw=text_read))
-    mine = compact_rows(frame_rows([whole.record], confidence=confidence), shared)
+    return _entry(whole, text_read, frame_rows([whole.record], confidence=confidence), confidence, shared)
+
+
+def _entry(
+    whole: LoadedRecord, text_read: str, rows: list[dict[str, Any]], confidence: float, shared: SharedValues
+) -> tuple[dict[str, Any], dict[str, Any], Record, Rows, RecordText]:
+    """:func:`_new_entry` of a record already read and redacted (``whole``), whose rows are ``rows``."""
+    conf = repr(confidence)
+    mine = compact_rows(rows, shared)
     text = record_text(mine)
     slim, samples = lean(whole.record, shared)
     raw = whole.raw if whole.raw != text_read else None
@@ -159,13 +166,18 @@ def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, w
 
     def read(share: Sequence[Path]) -> None:
         shared = SharedValues()
-        for path in share:
-            try:
-                text_read = read_text_file(path, RecordError)
-                entry, whole = _new_entry(path, text_read, shown, confidence, shared)[:2]
-            except RecordError:
-                continue
-            _put(cache, key_of(path, text_read), entry, whole)
+        for start in range(0, len(share), INTERVAL_BATCH):  # their rows' intervals bootstrapped together
+            ready: list[tuple[Path, str, LoadedRecord]] = []
+            for path in share[start : start + INTERVAL_BATCH]:
+                try:
+                    text_read = read_text_file(path, RecordError)
+                    ready.append((path, text_read, shown(load_record(path, raw=text_read))))
+                except RecordError:
+                    continue
+            rows = frame_rows_each([whole.record for _, _, whole in ready], confidence=confidence)
+            for (path, text_read, whole), mine in zip(ready, rows, strict=True):
+                entry, kept = _entry(whole, text_read, mine, confidence, shared)[:2]
+                _put(cache, key_of(path, text_read), entry, kept)
 
     def key_of(path: Path, text_read: str) -> str:
         return record_key(path.relative_to(root).as_posix(), text_read)

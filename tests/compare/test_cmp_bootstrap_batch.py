@@ -28,10 +28,12 @@ from bench.compare._bootstrap import (
     bootstrap_side,
     bootstrap_sides,
     exact_columns,
+    percentiles,
     rng_for,
     stream,
 )
 from bench.dataframe import frame_rows
+from bench.figures import figure
 from bench.record.load import load_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,6 +128,32 @@ def test_a_batch_gives_each_side_exactly_its_own_draws() -> None:
             assert a.point == b.point and np.array_equal(a.draws, b.draws)
 
 
+def test_a_levels_times_are_one_column_of_the_product(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every rate figure of a level scales by the same E2E times: the product holds them once, and each figure still
+    # gets the draws it gets alone (there, its own column)
+    recs = [load_record(p).record for p in sorted((ROOT / "records" / "h200-ngram").glob("*.json"))[:2]]
+    keys = ["total_throughput", "output_throughput", "per_request_tok_s", "ttft_ms"]
+    levels = [lv for r in recs for lv in r.levels if lv.samples is not None and lv.duration_s]
+    widths: list[int] = []
+    real = boot._product
+
+    def product(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+        widths.append(x.shape[1])
+        return real(w, x)
+
+    monkeypatch.setattr(boot, "_product", product)
+    together = level_intervals_many([(keys, [lv]) for lv in levels])
+    rates = [k for k in keys if figure(k).kind == "rate" and figure(k).share_of is None]
+    assert len(rates) >= 2 and levels
+    # one column per figure's values and one for the level's times (levels of equal request counts share a block)
+    blocks: dict[int, int] = {}
+    for lv in levels:
+        assert lv.samples is not None
+        blocks[len(lv.samples.e2e_ms)] = blocks.get(len(lv.samples.e2e_ms), 0) + len(keys) + 1
+    assert sorted(widths) == sorted(blocks.values())
+    assert together == [level_intervals(keys, [lv]) for lv in levels]
+
+
 def test_frame_intervals_do_not_depend_on_the_batch() -> None:
     recs = [load_record(p).record for p in sorted((ROOT / "records" / "h200-ngram").glob("*.json"))[:4]]
     together = frame_rows(recs)
@@ -187,3 +215,42 @@ def test_exact_columns_keep_subnormal_and_zero_rows_as_they_are() -> None:
     exact = exact_columns(x, 3)
     assert np.isfinite(exact).all()
     assert np.array_equal(exact, x)  # already on the finest grid there is
+
+
+_FLOATS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=64),
+    st.sampled_from([0.0, -0.0, 1.0, 2.5, 1e-300, 5e-324, 1e300]),  # ties, zeros, subnormals, huge values
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.integers(1, 60).flatmap(
+        lambda n: st.lists(st.lists(_FLOATS, min_size=n, max_size=n), min_size=1, max_size=4)
+    ),
+    percents=st.lists(
+        st.one_of(st.floats(0.0, 100.0), st.sampled_from([0.0, 2.5, 5.0, 50.0, 95.0, 97.5, 100.0])),
+        min_size=1,
+        max_size=4,
+    ),
+)
+@example(rows=[[3.0, 1.0, 2.0]], percents=[2.5, 97.5])
+def test_percentiles_are_numpys(rows: list[list[float]], percents: list[float]) -> None:
+    # the intervals' percentiles from sorted rows: what np.percentile gives, NaN where a row holds one
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: NaN in both, with NumPy's warning
+        got = percentiles(np.array(rows), percents)
+        want = np.percentile(np.array(rows), percents, axis=1)
+    assert got.shape == want.shape
+    assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_percentiles_of_many_draws_are_numpys() -> None:
+    g = np.random.default_rng(11)
+    for n in (1, 2, 7, 2000, 2001):
+        rows = g.lognormal(3, 1, (9, n))
+        rows[2] = rows[2].round(1)  # ties
+        rows[3] = 5.0  # one value
+        for percents in ([2.5, 97.5], [5.0, 95.0], [0.5, 99.5], [0.0, 50.0, 100.0]):
+            assert np.array_equal(percentiles(rows, percents), np.percentile(rows, percents, axis=1))
+    with pytest.raises(ValueError, match="percents"):
+        percentiles(np.ones((1, 3)), [101.0])
