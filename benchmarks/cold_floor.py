@@ -26,21 +26,25 @@ counts once, in the outer one.
 * ``load + pages``: the CPU seconds of the whole in-process pass (loading and the generated pages, no MkDocs, no
   record pages), for scale.
 
-    python benchmarks/cold_floor.py --sizes 1000 10000
+    python benchmarks/cold_floor.py --sizes 1000 10000 [--output benchmarks/results/cold-floor.json]
 
-At 10,000 records the pass takes several minutes and about 2 GB of memory and of disk (records and cache).
+``--output`` writes the rows with the machine, the date and the commit (the Performance page reads the file; its
+format is in ``benchmarks/README.md``). At 10,000 records the pass takes several minutes and about 2 GB of memory
+and of disk (records and cache).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
+from machine_facts import commit, machine  # noqa: E402
 from plain_site import write_plain_site  # noqa: E402
 from site_build import ENV, build  # noqa: E402
 from synthetic_records import write_records  # noqa: E402
@@ -61,6 +66,8 @@ from bench.site import site_pages  # noqa: E402
 from bench.site._cache import SiteCache  # noqa: E402
 
 GOALS = {1000: 15.0, 10000: 90.0}  # issue 13: a full build of this many records, seconds
+RESULT_KIND = "benchbook-cold-floor"
+RESULT_VERSION = 1
 # (label, module, function name): the work every cold build must do (the module docstring)
 TIMED = (
     ("validate", _load, "load_record"),
@@ -178,16 +185,38 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def write_result(path: Path, rows: list[dict[str, Any]], started: datetime, measured: dict[str, object]) -> None:
+    """The rows so far, with the machine, the date and the commit, written atomically to ``path``."""
+    result = {
+        "kind": RESULT_KIND,
+        "version": RESULT_VERSION,
+        "date": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        **measured,  # as checked out when the run began
+        "machine": machine(),
+        "labels": list(LABELS),
+        "goals": {str(n): s for n, s in GOALS.items()},
+        "rows": [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in rows],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000], help="synthetic record counts")
     parser.add_argument("--no-plain", action="store_true", help="skip the plain MkDocs build")
+    parser.add_argument("--output", type=Path, help="write the rows, machine, date and commit as JSON")
     args = parser.parse_args()
-    rows = []
+    started, measured = datetime.now(UTC), commit()
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="benchbook-floor-") as tmp:
         for n in args.sizes:
             rows.append(measure(n, Path(tmp), plain=not args.no_plain))
             print(table(rows[-1:]), flush=True)
+            if args.output:
+                write_result(args.output, rows, started, measured)
     if len(rows) > 1:
         print(table(rows))
     return 0

@@ -5,8 +5,9 @@ described in ``benchmarks/README.md``): ``site-build.json`` (``benchmarks/site_b
 and ``mkdocs serve`` against a plain MkDocs site; ``site-build-before.json`` is the same script's run before the
 site was optimized), ``clients.json`` (``benchmarks/clients.py``: the client beside its peers) and
 ``client-scaling.json`` (``benchmarks/client_scaling.py``: the sharded client; ``client-scaling-h200.json``: the same
-script on the H200 host, ``benchmarks/h200_client_scaling.sh``). Every table names the machine, the
-date and the commit it was measured on; a missing file is said to be missing, never filled in.
+script on the H200 host, ``benchmarks/h200_client_scaling.sh``), ``cold-floor.json`` (``benchmarks/cold_floor.py``:
+the least time a cold build can take on the machine, from the work every cold build must do). Every table names
+the machine, the date and the commit it was measured on; a missing file is said to be missing, never filled in.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ PERFORMANCE_PAGE = "performance.md"
 RESULT_FILES = (
     "site-build-before.json",
     "site-build.json",
+    "cold-floor.json",
     "clients.json",
     "client-scaling.json",
     "client-scaling-h200.json",
@@ -221,7 +223,65 @@ def _site_section(results: Mapping[str, Any]) -> list[str]:
             goals = _goal_lines(result)
             if goals:
                 parts += ["", "Goals:", "", *goals]
-    return parts
+    return [*parts, "", *_floor_section(results.get("cold-floor.json"))]
+
+
+FLOOR_LABELS = ("validate", "redact", "level intervals", "comparison intervals")  # benchmarks/cold_floor.py
+
+
+def _floor_section(result: Mapping[str, Any] | None) -> list[str]:
+    parts = ["### The least a cold build can take", ""]
+    if result is None:
+        return [*parts, "*Not measured yet: `benchmarks/results/cold-floor.json` is missing.*"]
+    if "error" in result:
+        return [*parts, f"*{md_text(result['error'])}*"]
+    parts += [
+        _measured(result, "benchmarks/cold_floor.py"),
+        "",
+        "The work every cold build must do, whatever renders its pages, timed in CPU seconds in one process: read, "
+        "migrate and validate every record; redact it; bootstrap every level's intervals; bootstrap every "
+        "comparison's intervals and the experiments' chart bands. *Floor* is that CPU time divided by the cores: "
+        "the build's time if nothing else cost anything and the work were split over the cores without loss. "
+        "*Floor + plain ÷ cores* adds a plain MkDocs build of as many trivial pages, spread over the cores too.",
+        "",
+    ]
+    header = [
+        "Records",
+        "Cores",
+        "Validate (s)",
+        "Redact (s)",
+        "Level intervals (s)",
+        "Comparison intervals (s)",
+        "Must-do CPU (s)",
+        "Floor (s)",
+        "Plain MkDocs (s)",
+        "Floor + plain ÷ cores (s)",
+        "Build goal (s)",
+    ]
+    given_goals, found = result.get("goals"), result.get("rows")
+    goals: Mapping[str, Any] = given_goals if isinstance(given_goals, dict) else {}
+    rows = []
+    for r in found if isinstance(found, list) else []:
+        if not isinstance(r, dict):
+            continue
+        floor, plain, cores = r.get("floor"), r.get("plain"), r.get("cores")
+        with_plain = None
+        if isinstance(floor, int | float) and isinstance(plain, int | float) and isinstance(cores, int) and cores > 0:
+            with_plain = floor + plain / cores
+        goal = goals.get(str(r.get("records")))
+        rows.append(
+            [
+                _num(r.get("records"), ",d"),
+                _num(cores, "d"),
+                *(_num(r.get(label)) for label in FLOOR_LABELS),
+                _num(r.get("mandated")),
+                _num(floor),
+                _num(plain),
+                _num(with_plain),
+                _num(goal, "g"),
+            ]
+        )
+    return [*parts, md_table(header, rows) if rows else "*The file holds no rows.*"]
 
 
 def _clients_section(result: Mapping[str, Any] | None) -> list[str]:

@@ -140,3 +140,28 @@ def test_the_cold_builds_phases_are_a_table_of_their_own(tmp_path: Path) -> None
     assert "| 27 synthetic |" not in now.split(head)[1]  # a row without phases is not listed
     _write(tmp_path, "site-build.json", _site([ROW_1000]))  # a file written before the phases were logged
     assert "Records (cold build)" not in performance_markdown(load_results(tmp_path))
+
+
+def test_the_cold_build_floor_comes_from_its_file(tmp_path: Path) -> None:
+    page = performance_markdown(load_results(tmp_path))
+    assert "*Not measured yet: `benchmarks/results/cold-floor.json` is missing.*" in page
+    floor = {"kind": "benchbook-cold-floor", "version": 1, "date": "2026-12-03T13:40:00Z", "commit": "fedcba987654",
+             "dirty": False, "machine": MACHINE, "goals": {"1000": 15.0, "10000": 90.0},
+             "rows": [{"records": 1000, "cores": 2, "pages": 1142, "total": 38.0, "validate": 3.0, "redact": 2.5,
+                       "level intervals": 8.75, "comparison intervals": 3.5, "mandated": 17.75, "floor": 8.875,
+                       "plain": 5.5},
+                      {"records": 300, "cores": 2, "pages": 400, "total": 11.0, "validate": 0.9, "redact": 0.8,
+                       "level intervals": 2.6, "comparison intervals": 1.1, "mandated": 5.4,
+                       "floor": 2.7}]}  # fmt: skip
+    _write(tmp_path, "cold-floor.json", floor)
+    page = performance_markdown(load_results(tmp_path))
+    section = page.partition("### The least a cold build can take")[2]
+    assert "benchbook commit `fedcba987654`" in section
+    # the floor with the plain pages: 8.875 + 5.5 / 2 = 11.625; no plain build, no sum; a size without a goal
+    assert "| 1,000 | 2 | 3.0 | 2.5 | 8.8 | 3.5 | 17.8 | 8.9 | 5.5 | 11.6 | 15 |" in section
+    assert "| 300 | 2 | 0.9 | 0.8 | 2.6 | 1.1 | 5.4 | 2.7 | — | — | — |" in section
+    _write(tmp_path, "cold-floor.json", {"kind": "x"} | {"rows": "nonsense"})
+    assert "*The file holds no rows.*" in performance_markdown(load_results(tmp_path))
+    (tmp_path / "cold-floor.json").write_text("{", encoding="utf-8")
+    section = performance_markdown(load_results(tmp_path)).partition("### The least a cold build can take")[2]
+    assert "not readable JSON" in section.partition("##")[0]
