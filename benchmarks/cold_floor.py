@@ -62,6 +62,7 @@ import bench.compare._interval as _interval  # noqa: E402
 import bench.record.load as _load  # noqa: E402
 import bench.site._site_load as _site_load  # noqa: E402
 import bench.site._workers as _workers  # noqa: E402
+from bench.md_table import md_table  # noqa: E402
 from bench.site import site_pages  # noqa: E402
 from bench.site._cache import SiteCache  # noqa: E402
 
@@ -165,24 +166,25 @@ def table(rows: list[dict[str, Any]]) -> str:
         "goal s",
         "load + pages CPU s",
     ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    cells = []
     for r in rows:
-        plain = r.get("plain")
-        goal = GOALS.get(r["records"])
+        plain, goal = r.get("plain"), GOALS.get(r["records"])
         with_plain = r["floor"] + plain / r["cores"] if plain is not None else None
-        cells = [
-            f"{r['records']:,}",
-            str(r["cores"]),
-            *(f"{r[label]:.1f}" for label in LABELS),
-            f"{r['mandated']:.1f}",
-            f"{r['floor']:.1f}" + (" (over the goal)" if goal is not None and r["floor"] > goal else ""),
-            f"{plain:.1f} ({r['pages']:,})" if plain is not None else "—",
-            f"{with_plain:.1f}" if with_plain is not None else "—",
-            f"{goal:g}" if goal is not None else "—",
-            f"{r['total']:.1f}",
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        over = " (over the goal)" if goal is not None and r["floor"] > goal else ""
+        cells.append(
+            [
+                f"{r['records']:,}",
+                str(r["cores"]),
+                *(f"{r[label]:.1f}" for label in LABELS),
+                f"{r['mandated']:.1f}",
+                f"{r['floor']:.1f}{over}",
+                f"{plain:.1f} ({r['pages']:,})" if plain is not None else "—",
+                f"{with_plain:.1f}" if with_plain is not None else "—",
+                f"{goal:g}" if goal is not None else "—",
+                f"{r['total']:.1f}",
+            ]
+        )
+    return md_table(head, cells)
 
 
 def write_result(path: Path, rows: list[dict[str, Any]], started: datetime, measured: dict[str, object]) -> None:

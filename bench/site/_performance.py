@@ -53,6 +53,15 @@ def load_results(folder: Path) -> dict[str, Any]:
     return out
 
 
+def _unavailable(result: Mapping[str, Any] | None, name: str) -> str | None:
+    """What a section shows instead of ``benchmarks/results/<name>`` (None: the file is there and readable)."""
+    if result is None:
+        return f"*Not measured yet: `benchmarks/results/{name}` is missing.*"
+    if "error" in result:
+        return f"*{md_text(result['error'])}*"
+    return None
+
+
 def _num(value: Any, fmt: str = ",.1f") -> str:
     return format(value, fmt) if isinstance(value, int | float) and not isinstance(value, bool) else "—"
 
@@ -203,12 +212,10 @@ def _site_section(results: Mapping[str, Any]) -> list[str]:
     for name, title in (("site-build.json", "Now"), ("site-build-before.json", "Before the site was optimized")):
         result = results.get(name)
         parts += ["", f"### {title}", ""]
-        if result is None:
-            parts.append(f"*Not measured yet: `benchmarks/results/{name}` is missing.*")
+        if (instead := _unavailable(result, name)) is not None:
+            parts.append(instead)
             continue
-        if "error" in result:
-            parts.append(f"*{md_text(result['error'])}*")
-            continue
+        assert result is not None
         parts += [_measured(result, "benchmarks/site_build.py"), "", _site_table(result)]
         if phases := _phase_table(result):
             parts += [
@@ -231,10 +238,8 @@ FLOOR_LABELS = ("validate", "redact", "level intervals", "comparison intervals")
 
 def _floor_section(result: Mapping[str, Any] | None) -> list[str]:
     parts = ["### The least a cold build can take", ""]
-    if result is None:
-        return [*parts, "*Not measured yet: `benchmarks/results/cold-floor.json` is missing.*"]
-    if "error" in result:
-        return [*parts, f"*{md_text(result['error'])}*"]
+    if (instead := _unavailable(result, "cold-floor.json")) is not None or result is None:
+        return [*parts, instead or ""]
     parts += [
         _measured(result, "benchmarks/cold_floor.py"),
         "",
@@ -286,10 +291,8 @@ def _floor_section(result: Mapping[str, Any] | None) -> list[str]:
 
 def _clients_section(result: Mapping[str, Any] | None) -> list[str]:
     parts = ["## The client beside its peers", ""]
-    if result is None:
-        return [*parts, "*Not measured yet: `benchmarks/results/clients.json` is missing.*"]
-    if "error" in result:
-        return [*parts, f"*{md_text(result['error'])}*"]
+    if (instead := _unavailable(result, "clients.json")) is not None or result is None:
+        return [*parts, instead or ""]
     settings = result.get("settings") or {}
     parts += [
         _measured(result, "benchmarks/clients.py"),
@@ -328,10 +331,8 @@ def _clients_section(result: Mapping[str, Any] | None) -> list[str]:
 
 def _scaling_section(result: Mapping[str, Any] | None, name: str, heading: str) -> list[str]:
     parts = [f"## {heading}", ""]
-    if result is None:
-        return [*parts, f"*Not measured yet: `benchmarks/results/{name}` is missing.*"]
-    if "error" in result:
-        return [*parts, f"*{md_text(result['error'])}*"]
+    if (instead := _unavailable(result, name)) is not None or result is None:
+        return [*parts, instead or ""]
     parts += [_measured(result, "benchmarks/client_scaling.py"), ""]
     header = ["Client processes", "Server tok/s", "vs one process", "CPU s / 1k tokens", "Failed", "Lag p50/p99"]
     rows: list[Sequence[str]] = []
