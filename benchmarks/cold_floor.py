@@ -47,6 +47,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -131,18 +132,14 @@ def measure(n: int, work: Path, *, plain: bool) -> dict[str, Any]:
     records = work / f"records-{n}"
     write_records(records, n)
     clock = Clock()
-    forks = _workers.forks
-    _workers.forks = lambda workers, max_resident=None: False  # the workers' share done here, where it is timed
-    try:
-        with timing(clock):
-            start = time.process_time()
-            site = _site_load.load_site(records, ROOT / "docs", cache=SiteCache(work / f"cache-{n}"), workers=2)
-            if site.errors:
-                raise SystemExit(f"{len(site.errors)} synthetic record(s) did not load: {site.errors[0]}")
-            generated = sum(path.endswith(".md") for path, _ in site_pages(site, record_pages=False))
-            total = time.process_time() - start
-    finally:
-        _workers.forks = forks
+    # the workers' share done in this process (bench.site.in_workers runs it here when it does not fork): timed
+    with patch.object(_workers, "forks", lambda workers, max_resident=None: False), timing(clock):
+        start = time.process_time()
+        site = _site_load.load_site(records, ROOT / "docs", cache=SiteCache(work / f"cache-{n}"), workers=2)
+        if site.errors:
+            raise SystemExit(f"{len(site.errors)} synthetic record(s) did not load: {site.errors[0]}")
+        generated = sum(path.endswith(".md") for path, _ in site_pages(site, record_pages=False))
+        total = time.process_time() - start
     pages = n + generated + sum(1 for _ in (ROOT / "docs").rglob("*.md")) + 1  # + the theme's 404 page
     row: dict[str, Any] = {"records": n, "cores": usable_cores(), "pages": pages, "total": total, **clock.spent}
     row["mandated"] = sum(clock.spent.values())

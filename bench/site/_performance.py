@@ -53,13 +53,12 @@ def load_results(folder: Path) -> dict[str, Any]:
     return out
 
 
-def _unavailable(result: Mapping[str, Any] | None, name: str) -> str | None:
-    """What a section shows instead of ``benchmarks/results/<name>`` (None: the file is there and readable)."""
+def _unavailable(result: Mapping[str, Any] | None, name: str) -> str:
+    """What a section shows instead of ``benchmarks/results/<name>`` when the file is missing (``result`` None) or
+    unreadable (``load_results`` left its error)."""
     if result is None:
         return f"*Not measured yet: `benchmarks/results/{name}` is missing.*"
-    if "error" in result:
-        return f"*{md_text(result['error'])}*"
-    return None
+    return f"*{md_text(result['error'])}*"
 
 
 def _num(value: Any, fmt: str = ",.1f") -> str:
@@ -212,10 +211,9 @@ def _site_section(results: Mapping[str, Any]) -> list[str]:
     for name, title in (("site-build.json", "Now"), ("site-build-before.json", "Before the site was optimized")):
         result = results.get(name)
         parts += ["", f"### {title}", ""]
-        if (instead := _unavailable(result, name)) is not None:
-            parts.append(instead)
+        if result is None or "error" in result:
+            parts.append(_unavailable(result, name))
             continue
-        assert result is not None
         parts += [_measured(result, "benchmarks/site_build.py"), "", _site_table(result)]
         if phases := _phase_table(result):
             parts += [
@@ -238,8 +236,8 @@ FLOOR_LABELS = ("validate", "redact", "level intervals", "comparison intervals")
 
 def _floor_section(result: Mapping[str, Any] | None) -> list[str]:
     parts = ["### The least a cold build can take", ""]
-    if (instead := _unavailable(result, "cold-floor.json")) is not None or result is None:
-        return [*parts, instead or ""]
+    if result is None or "error" in result:
+        return [*parts, _unavailable(result, "cold-floor.json")]
     parts += [
         _measured(result, "benchmarks/cold_floor.py"),
         "",
@@ -291,8 +289,8 @@ def _floor_section(result: Mapping[str, Any] | None) -> list[str]:
 
 def _clients_section(result: Mapping[str, Any] | None) -> list[str]:
     parts = ["## The client beside its peers", ""]
-    if (instead := _unavailable(result, "clients.json")) is not None or result is None:
-        return [*parts, instead or ""]
+    if result is None or "error" in result:
+        return [*parts, _unavailable(result, "clients.json")]
     settings = result.get("settings") or {}
     parts += [
         _measured(result, "benchmarks/clients.py"),
@@ -331,8 +329,8 @@ def _clients_section(result: Mapping[str, Any] | None) -> list[str]:
 
 def _scaling_section(result: Mapping[str, Any] | None, name: str, heading: str) -> list[str]:
     parts = [f"## {heading}", ""]
-    if (instead := _unavailable(result, name)) is not None or result is None:
-        return [*parts, instead or ""]
+    if result is None or "error" in result:
+        return [*parts, _unavailable(result, name)]
     parts += [_measured(result, "benchmarks/client_scaling.py"), ""]
     header = ["Client processes", "Server tok/s", "vs one process", "CPU s / 1k tokens", "Failed", "Lag p50/p99"]
     rows: list[Sequence[str]] = []
