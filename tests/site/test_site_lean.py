@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import sys
 import zlib
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from bench.record.load import load_record
 from bench.site import SiteCache, load_site
 from bench.site._lean import SamplesNotLoaded, SharedValues, SiteRecord, UnloadedSamples, lean, whole_record
 from bench.site._site_load import redacted_record
+from bench.site._site_records import _dumps, _loads
 
 
 @pytest.mark.parametrize("cached", [False, True])
@@ -114,6 +116,46 @@ def test_records_read_back_from_the_cache_share_their_strings_and_sets(records: 
             by_value.setdefault(key, id(v))
             assert by_value[key] == id(v), f"{key!r} is held twice"
         assert sum(isinstance(v, set) for v in values) > 100 and len(by_value) < len(values) / 5
+
+
+def _models(value: object, out: list[BaseModel]) -> list[BaseModel]:
+    if isinstance(value, BaseModel):
+        out.append(value)
+        for v in value.__dict__.values():
+            _models(v, out)
+    elif type(value) is list or type(value) is tuple:
+        for v in value:
+            _models(v, out)
+    elif type(value) is dict:
+        for v in value.values():
+            _models(v, out)
+    return out
+
+
+def test_models_read_back_from_the_cache_share_a_table_of_field_names_per_class(records: Path, tmp_path: Path) -> None:
+    """A model unpickled from the site cache keeps its fields as the interpreter keeps a class's attributes: its
+    ``__dict__`` holds only the values, under keys shared by the class (a dict of its own, as pydantic's state gives
+    it, takes twice the memory), and it is the same model: equal fields, fields given, extra and private state."""
+    cache = SiteCache(tmp_path / "cache", version="v1")
+    cold = load_site(records, DOCS, cache=cache)
+    warm = load_site(records, DOCS, cache=SiteCache(tmp_path / "cache", version="v1"))
+    models = [m for lr in warm.records for m in _models(lr.record, [])]
+    cold_models = [m for lr in cold.records for m in _models(lr.record, [])]
+    assert len(models) == len(cold_models) > 1000
+    held = own = 0
+    for m, c in zip(models, cold_models, strict=True):
+        assert type(m) is type(c) and list(m.__dict__) == list(c.__dict__)
+        assert m.__pydantic_fields_set__ == c.__pydantic_fields_set__
+        assert (m.__pydantic_extra__, m.__pydantic_private__) == (c.__pydantic_extra__, c.__pydantic_private__)
+        held += sys.getsizeof(m.__dict__)
+        own += sys.getsizeof(dict(m.__dict__))  # the same fields in a dict of their own
+    # (a class of more than 30 fields, the interpreter's limit for shared keys, keeps a dict per instance)
+    assert held < 0.6 * own, f"the models' fields take {held} bytes, {held / own:.0%} of {own} in dicts of their own"
+    # a whole record (samples and all) through the cache's pickling is equal to itself
+    whole = load_record(sorted(SHIPPED.rglob("*.json"))[0])
+    again = _loads(_dumps(whole.record), SharedValues())
+    assert again == whole.record and again is not whole.record
+    assert again.model_dump_json() == whole.record.model_dump_json()
 
 
 def test_a_records_fingerprint_comes_with_its_cache_entry(
