@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import io
+import json
 import pickle
 import zlib
 from collections.abc import Callable, Sequence
@@ -35,7 +36,7 @@ from bench.record.model import Record
 from ._between_builds import Carried
 from ._cache import SiteCache, record_key
 from ._file_keys import FileKeys
-from ._lean import SharedValues, SiteRecord, fields_given_key, lean, whole_record
+from ._lean import SharedValues, SiteRecord, fields_given_key, json_key, lean, whole_record
 from ._workers import in_workers
 
 __all__ = [
@@ -280,6 +281,8 @@ class _SharingPickler(pickle.Pickler):
             return obj
         if t is set:  # a model's fields-given set: a record holds no other set (it is read from JSON)
             return fields_given_key(obj)
+        if t is _Json:
+            return json_key(str(obj))
         return None
 
     def reducer_override(self, obj: Any) -> Any:
@@ -293,8 +296,23 @@ class _SharingPickler(pickle.Pickler):
         attrs = obj.__dict__
         names = tuple(attrs)
         names = _NAMES.setdefault(names, names)  # the same object for every model of the shape: pickled once
-        state = (type(obj), names, tuple(attrs.values()), obj.__pydantic_fields_set__)
+        values = tuple(_as_json(v) if type(v) is dict and v else v for v in attrs.values())
+        state = (type(obj), names, values, obj.__pydantic_fields_set__)
         return _model, (*state, obj.__pydantic_extra__, obj.__pydantic_private__)
+
+
+class _Json(str):
+    """A model's dict field as JSON text: pickled as a reference to one value per text for the whole site
+    (:func:`bench.site._lean.json_key`)."""
+
+
+def _as_json(value: dict[str, Any]) -> Any:
+    """``value`` as :class:`_Json` when JSON gives it back equal (a record's dicts are read from JSON), else as is."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return value
+    return _Json(text) if json.loads(text) == value else value
 
 
 _NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}

@@ -151,6 +151,15 @@ def test_models_read_back_from_the_cache_share_a_table_of_field_names_per_class(
         own += sys.getsizeof(dict(m.__dict__))  # the same fields in a dict of their own
     # (a class of more than 30 fields, the interpreter's limit for shared keys, keeps a dict per instance)
     assert held < 0.6 * own, f"the models' fields take {held} bytes, {held / own:.0%} of {own} in dicts of their own"
+    # a dict field (a server's own report, a level's finish reasons) is one object per value across the records
+    dicts: dict[str, int] = {}
+    for m in models:
+        for name, v in m.__dict__.items():
+            if type(v) is dict and v:
+                key = json.dumps([type(m).__name__, name, v])
+                assert dicts.setdefault(key, id(v)) == id(v), f"{type(m).__name__}.{name} is held twice"
+    repeated = sum(type(v) is dict and bool(v) for m in models for v in m.__dict__.values())
+    assert repeated > 2 * len(dicts) > 20
     # a whole record (samples and all) through the cache's pickling is equal to itself
     whole = load_record(sorted(SHIPPED.rglob("*.json"))[0])
     again = _loads(_dumps(whole.record), SharedValues())
@@ -218,3 +227,19 @@ def test_a_warm_build_reads_only_the_small_part_of_each_records_entry(
     for lr in again.records:
         expected = redacted_record(load_record(lr.path))
         assert again.whole(lr.record) == expected.record and lr.raw == expected.raw
+
+
+def test_a_dict_json_would_change_is_pickled_as_itself() -> None:
+    """Only a dict that JSON gives back equal is shared by its text: one with a tuple, a number as key, a NaN or
+    a value JSON cannot write comes back as it was, its own object."""
+    from bench.record.model import Recipe
+
+    nan = float("nan")
+    table = SharedValues()
+    kept = [{"a": (1, 2)}, {1: "x"}, {"x": nan}, {"x": {1, 2}}]
+    for config in [*kept, {"a": [1, 2.5, None, True, "é"]}]:
+        back = _loads(_dumps(Recipe.model_construct(config=config)), table).config
+        shared = any(v is back for v in table.values())
+        assert shared == (config not in kept), config
+        assert repr(back) == repr(config)
+        assert [type(v) for v in back.values()] == [type(v) for v in config.values()]
