@@ -8,6 +8,7 @@ import pickle
 import sys
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -236,7 +237,7 @@ def test_a_dict_json_would_change_is_pickled_as_itself() -> None:
 
     nan = float("nan")
     table = SharedValues()
-    kept = [{"a": (1, 2)}, {1: "x"}, {"x": nan}, {"x": {1, 2}}]
+    kept: list[dict[Any, Any]] = [{"a": (1, 2)}, {1: "x"}, {"x": nan}, {"x": {1, 2}}]
     for config in [*kept, {"a": [1, 2.5, None, True, "é"]}]:
         back = _loads(_dumps(Recipe.model_construct(config=config)), table).config
         shared = any(v is back for v in table.values())
