@@ -59,6 +59,8 @@ from machine_facts import commit, machine  # noqa: E402
 from plain_site import write_plain_site  # noqa: E402
 from synthetic_records import _template_texts, synthetic_record, write_records  # noqa: E402
 
+from bench.testing.serve_process import stop_serve  # noqa: E402
+
 __all__ = ["main"]
 
 ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true", "PYTHONPATH": str(ROOT)}
@@ -293,12 +295,7 @@ def serve_delays(
         finally:
             for path in written:
                 path.unlink(missing_ok=True)
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_serve(proc)  # as Ctrl-C: serve removes its temporary site folder
 
 
 def _wait_quiet(log: IO[bytes], quiet: float, longest: float = 120.0) -> None:
