@@ -46,8 +46,9 @@ from mkdocs.utils import meta
 
 from bench.record.load import LoadedRecord
 from bench.site import (
+    CHILD_ITEMS,
+    CHUNKED_RESIDENT_MAX,
     CONTENT_SENTINEL,
-    FORK_RESIDENT_MAX,
     GENERATED_DIRS,
     H1_URL_SENTINEL,
     HEADING_SENTINEL,
@@ -425,7 +426,8 @@ class RecordPages:
             self._convert_into_cache,
             self.workers,
             child_setup=parts.quiet_logs,
-            max_resident=FORK_RESIDENT_MAX,
+            max_resident=CHUNKED_RESIDENT_MAX,
+            per_child=CHILD_ITEMS,  # a new child every CHILD_ITEMS pages: what one copies is given back
         )
 
     def _convert_into_cache(self, jobs: Sequence[_Job]) -> None:

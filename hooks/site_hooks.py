@@ -265,7 +265,7 @@ def on_env(env: jinja2.Environment, config: MkDocsConfig, files: Files) -> jinja
         if pages.recalled:
             log.info("%d page(s) as the last build made them", pages.recalled)
         if pages.forked:
-            log.info("bodies converted in %d process(es)", pages.forked + 1)
+            log.info("bodies converted here and in %d forked process(es)", pages.forked)
     _mark("env_end")
     return env
 

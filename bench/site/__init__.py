@@ -70,10 +70,22 @@ from ._site_load import load_site, records_dir
 from ._site_style import SITE_STYLE, site_style
 from ._text_parts import TextParts
 from ._tradeoff_chart import pareto_front, tradeoff_chart
-from ._workers import FORK_RESIDENT_MAX, WORKERS_ENV, WORKERS_KEY, WorkersError, build_workers, forks, in_workers
+from ._workers import (
+    CHILD_ITEMS,
+    CHUNKED_RESIDENT_MAX,
+    FORK_RESIDENT_MAX,
+    WORKERS_ENV,
+    WORKERS_KEY,
+    WorkersError,
+    build_workers,
+    forks,
+    in_workers,
+)
 from ._write_pages import write_pages
 
 __all__ = [
+    "CHILD_ITEMS",
+    "CHUNKED_RESIDENT_MAX",
     "CONFIG_KEY",
     "CONTENT_SENTINEL",
     "FOLDER_SENTINEL",

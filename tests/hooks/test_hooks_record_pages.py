@@ -142,7 +142,7 @@ def test_bodies_converted_in_several_processes_make_the_same_site(tmp_path: Path
     one = _build(tmp_path / "one", site_records, cache=tmp_path / "c1", BENCHBOOK_BUILD_WORKERS="1")
     two = _build(tmp_path / "two", site_records, cache=tmp_path / "c2", BENCHBOOK_BUILD_WORKERS="2")
     assert _converted(one) == _converted(two) and _converted(one, GENERATED) == _converted(two, GENERATED)
-    assert "bodies converted in" not in one.stderr and "bodies converted in 2 process(es)" in two.stderr
+    assert "bodies converted here" not in one.stderr and "bodies converted here and in 1 forked" in two.stderr
     assert _tree(tmp_path / "one") == _tree(tmp_path / "two")
     bad = _build(tmp_path / "bad", site_records, cache=tmp_path / "c3", BENCHBOOK_BUILD_WORKERS="many")
     assert bad.returncode != 0

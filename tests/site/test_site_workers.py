@@ -31,6 +31,22 @@ def test_every_item_is_done_once_across_processes(tmp_path: Path) -> None:
     assert {done[i] for i in range(0, 30, 3)} == {str(os.getpid())}  # the first share stays here
 
 
+def test_a_child_takes_at_most_per_child_items_and_a_new_child_takes_the_next(tmp_path: Path) -> None:
+    """``per_child``: rounds of ``workers`` × ``per_child`` items, each share of a round in a child of its own (what a
+    child copies or makes is given back when it ends), the first share of each round here."""
+    ok = in_workers(list(range(11)), _mark(tmp_path), 3, child_setup=lambda: None, per_child=2)
+    done = {int(p.stem): p.read_text(encoding="utf-8") for p in tmp_path.glob("*.done")}
+    assert sorted(done) == list(range(11))
+    me = str(os.getpid())
+    assert sorted(i for i, pid in done.items() if pid == me) == [0, 3, 6, 9]  # rounds 0-5 and 6-10, dealt in turn
+    children: dict[str, list[int]] = {}
+    for i, pid in sorted(done.items()):
+        if pid != me:
+            children.setdefault(pid, []).append(i)
+    assert sorted(children.values()) == [[1, 4], [2, 5], [7, 10], [8]]
+    assert ok == 4
+
+
 def test_a_failing_child_loses_only_its_share(tmp_path: Path) -> None:
     def setup() -> None:
         raise RuntimeError("a child that breaks before working")
