@@ -32,8 +32,10 @@ __all__ = [
 
 WORKERS_ENV = "BENCHBOOK_BUILD_WORKERS"
 # A build process holding more than this works alone: a forked child copies what it touches of the parent's memory
-# (a build of 2,000 records peaked at 803 MiB in one process and 1,572 MiB in two; bench.site.in_workers)
-FORK_RESIDENT_MAX = 1024 * 2**20
+# (a build of 2,000 records peaked at 803 MiB in one process and 1,572 MiB in two; bench.site.in_workers). At 10,000
+# records the parent holds about 1,000 MiB once loaded, and the generated pages made in two processes took the build
+# to 1,971 MiB: so a parent may fork for such work only while two of it stay well under 2 GiB
+FORK_RESIDENT_MAX = 768 * 2**20
 # Items per forked child for work that reads across the loaded site, page by page (in_workers's per_child), and the
 # most a build process may hold and still fork for it. At 10,000 records, rounds of 500 record pages per process
 # took the build from about 1,150 MiB to at most 1,417 MiB, where one child for all of them took it to 2,033 MiB
