@@ -59,7 +59,7 @@ from machine_facts import commit, machine  # noqa: E402
 from plain_site import write_plain_site  # noqa: E402
 from synthetic_records import _template_texts, synthetic_record, write_records  # noqa: E402
 
-from bench.testing.serve_process import stop_serve  # noqa: E402
+from bench.testing.serve_process import interruptible, stop_serve  # noqa: E402
 
 __all__ = ["main"]
 
@@ -269,7 +269,14 @@ def serve_delays(
     delays: list[float] = []
     written: list[Path] = []
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=mkdocs_env(records, cache), stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env=mkdocs_env(records, cache),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=interruptible,  # stop_serve interrupts it as Ctrl-C does
+        )
         try:
             if _wait_for(f"{base}/", "benchbook", time.perf_counter() + timeout, proc) is None:
                 log.seek(0)

@@ -3,7 +3,9 @@
 ``mkdocs serve`` builds into a temporary folder (``/tmp/mkdocs_*``) and removes it when it stops on Ctrl-C
 (``KeyboardInterrupt``). SIGTERM ends Python before that cleanup runs: each 10,000-record serve run of
 ``benchmarks/site_build.py`` left 2 to 4 GB behind, until this machine's disk was nearly full. So the process is
-interrupted as Ctrl-C would, and terminated, then killed, only if it does not end in time.
+interrupted as Ctrl-C would, and terminated, then killed, only if it does not end in time. It must be started with
+:func:`interruptible`: a background job of a non-interactive shell (``nohup … &``, as CI may run) inherits SIGINT
+ignored, and Python then installs no Ctrl-C handler, so the interrupt would do nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ import os
 import signal
 import subprocess
 
-__all__ = ["stop_serve"]
+__all__ = ["interruptible", "stop_serve"]
+
+
+def interruptible() -> None:
+    """``preexec_fn`` for the ``mkdocs serve`` process: SIGINT back to its default, so that Python in it raises
+    ``KeyboardInterrupt`` on SIGINT even when this process runs with SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def stop_serve(

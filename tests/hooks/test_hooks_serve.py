@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hooks_helpers import FIXTURE_RECORDS, ROOT, SHIPPED_RECORDS, mkdocs_env
 
-from bench.testing.serve_process import stop_serve
+from bench.testing.serve_process import interruptible, stop_serve
 
 NEW_ID = "20261201T090000Z-baseline-a1b2c3d"
 DEADLINE_S = 120
@@ -63,6 +63,7 @@ def test_serve_picks_up_a_new_record(tmp_path: Path) -> None:
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=interruptible,  # stop_serve interrupts it as Ctrl-C does, even where SIGINT is ignored here
     )
     try:
         deadline = time.monotonic() + DEADLINE_S
