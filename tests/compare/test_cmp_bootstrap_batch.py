@@ -57,6 +57,29 @@ def test_counts_are_the_classic_resample_of_request_indices() -> None:
     assert mean.point == values.mean() and rate.point == pytest.approx(values.sum() / 9.0, rel=1e-15)
 
 
+def test_figures_of_every_kind_in_one_block_are_each_their_own_statistic() -> None:
+    # a mean, a rate scaled by its times and a rate over a fixed duration, drawn together (one block of the batch):
+    # each is the classic statistic of the resampled requests, as when drawn alone
+    g = np.random.default_rng(6)
+    values, other, times = g.lognormal(3, 0.5, 29), g.lognormal(1, 0.2, 29), g.uniform(0.5, 2.0, 29)
+    src = stream(4, "mixed")
+    idx = rng_for(4, "mixed", "requests", "0", "29").integers(0, 29, size=(300, 29))
+    figures = [
+        [RunValues(values.tolist(), "mean")],
+        [RunValues(values.tolist(), "rate", duration_s=9.0, times=times.tolist())],
+        [RunValues(other.tolist(), "rate", duration_s=4.0)],
+        [RunValues(other.tolist(), "mean")],
+    ]
+    mean, timed, fixed, mean2 = bootstrap_sides(figures, 300, src)
+    assert np.allclose(mean.draws, values[idx].mean(axis=1), rtol=1e-12)
+    assert np.allclose(timed.draws, values[idx].sum(axis=1) / (9.0 * times[idx].sum(axis=1) / times.sum()), rtol=1e-12)
+    assert np.allclose(fixed.draws, other[idx].sum(axis=1) / 4.0, rtol=1e-12)
+    assert np.allclose(mean2.draws, other[idx].mean(axis=1), rtol=1e-12)
+    for fig, got in zip(figures, (mean, timed, fixed, mean2), strict=True):
+        alone = bootstrap_side(fig, 300, src)
+        assert alone.point == got.point and np.array_equal(alone.draws, got.draws)
+
+
 def test_hierarchical_draws_resample_runs_then_requests() -> None:
     g = np.random.default_rng(8)
     runs = [g.normal(m, 3.0, n) for m, n in ((100, 20), (110, 25), (95, 20))]
@@ -99,10 +122,12 @@ def test_exact_columns_make_every_product_order_free(xs: list[float], seed: int)
 def test_products_in_blocks_equal_one_product(monkeypatch: pytest.MonkeyPatch) -> None:
     g = np.random.default_rng(2)
     w = stream(1).weights(0, 384, 2000)
-    x = exact_columns(g.lognormal(2, 1, (40, 384)), 384).T
-    assert np.array_equal(_product(w, x), w @ x)
-    monkeypatch.setattr(boot, "PRODUCT_SIZE", 5000)  # tiny blocks: many rows and column blocks
-    assert np.array_equal(_product(w, x), w @ x)
+    x = exact_columns(g.lognormal(2, 1, (40, 384)), 384)
+    assert np.array_equal(_product(x, w), x @ w.T)
+    monkeypatch.setattr(boot, "PRODUCT_SIZE", 5000)  # tiny blocks: many blocks of columns and of resamples
+    assert np.array_equal(_product(x, w), x @ w.T)
+    monkeypatch.setattr(boot, "PRODUCT_ROWS", 7)  # blocks that do not divide the 40 columns
+    assert np.array_equal(_product(x, w), x @ w.T)
 
 
 def test_a_batch_gives_each_side_exactly_its_own_draws() -> None:
@@ -137,9 +162,9 @@ def test_a_levels_times_are_one_column_of_the_product(monkeypatch: pytest.Monkey
     widths: list[int] = []
     real = boot._product
 
-    def product(w: np.ndarray, x: np.ndarray) -> np.ndarray:
-        widths.append(x.shape[1])
-        return real(w, x)
+    def product(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        widths.append(x.shape[0])
+        return real(x, w)
 
     monkeypatch.setattr(boot, "_product", product)
     together = level_intervals_many([(keys, [lv]) for lv in levels])
