@@ -185,7 +185,8 @@ def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, w
     def key_of(path: Path, text_read: str) -> str:
         return record_key(path.relative_to(root).as_posix(), text_read)
 
-    return in_workers(missing, read, workers, child_setup=lambda: None)
+    # a chunk of the queue is one batch of records whose rows' intervals are bootstrapped together
+    return in_workers(missing, read, workers, child_setup=lambda: None, chunk=INTERVAL_BATCH)
 
 
 def load_site_records(

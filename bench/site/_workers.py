@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from array import array
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -85,65 +86,149 @@ def in_workers(
     child_setup: Callable[[], None],
     max_resident: int | None = None,
     per_child: int | None = None,
+    chunk: int = 1,
 ) -> int:
-    """``work`` over ``items`` in ``workers`` processes: the items are dealt out in turn, all but the first share go
-    to forked children (each runs ``child_setup`` first, e.g. to keep its log quiet), the first share runs here;
-    returns when every child has ended, with the number that ended well. ``work`` leaves its results where the
-    parent finds them (the site cache): nothing comes back through this call. Without ``os.fork`` (or one worker),
-    or when this process holds more than ``max_resident`` bytes, everything runs here: a child shares the parent's
-    memory only until either writes to it, and work over a loaded site touches most of it (a build of 2,000
-    records peaked at 803 MiB in one process and 1,572 MiB in two).
+    """``work`` over ``items`` in ``workers`` processes: this one and ``workers`` − 1 forked children (each runs
+    ``child_setup`` first, e.g. to keep its log quiet) take the items ``chunk`` at a time from one queue
+    (:class:`_Queue`) until it is empty, so a process that meets slower items takes fewer of them (dealt out in turn,
+    one process could end long before another); returns when every child has ended,
+    with the number that ended well. ``work`` leaves its results where the parent finds them (the site cache): nothing
+    comes back through this call. Without ``os.fork`` (or one worker), or when this process holds more than
+    ``max_resident`` bytes, everything runs here: a child shares the parent's memory only until either writes to it,
+    and work over a loaded site touches most of it (a build of 2,000 records peaked at 803 MiB in one process and
+    1,572 MiB in two).
 
-    ``per_child``: at most this many items per child. The work then goes in rounds of ``workers`` × ``per_child``
-    items, a new child for each share of each round, so that what a child copies of the parent's memory, and what
-    it makes of its own, is given back every ``per_child`` items rather than held to the end (10,000 record pages in
-    two processes, one child: the build's memory grew by 880 MiB while they were made)."""
+    A child that fails loses at most the chunk it was working on (the caller makes what is missing); one that fails
+    before taking any loses nothing. When this process's own work fails, the queue is emptied, so the children end
+    after their current chunk, and the error is raised once they have.
+
+    ``per_child``: a child ends after at most this many items, and this process forks a new one in its place between
+    two of its own chunks, so that what a child copies of the parent's memory, and what it makes of its own, is given
+    back every ``per_child`` items rather than held to the end (10,000 record pages in two processes, one child: the
+    build's memory grew by 880 MiB while they were made)."""
     if not forks(workers, max_resident):
         work(items)
         return 0
-    size = len(items) if per_child is None else max(1, per_child) * workers
-    ok = 0
-    for start in range(0, len(items), max(1, size)):
-        ok += _round(items[start : start + size], work, workers, child_setup)
-    return ok
+    queue = _Queue(len(items), chunk)
+    limit = None if per_child is None else max(1, per_child)
+    children: set[int] = set()
+    ended = [0, 0]  # children that ended well, and that ended because they reached per_child
+
+    def spawn() -> None:
+        while len(children) < workers - 1:
+            pid = _fork(lambda: _child(queue, items, work, child_setup, limit))
+            if pid is None:
+                return
+            children.add(pid)
+
+    def reap(block: bool) -> None:
+        for pid in list(children):
+            done, status = os.waitpid(pid, 0 if block else os.WNOHANG)
+            if done == 0:
+                continue
+            children.discard(pid)
+            code = os.waitstatus_to_exitcode(status)
+            ended[0] += code in (_DRAINED, _FULL)
+            ended[1] += code == _FULL
+
+    replaced = 0
+    try:
+        spawn()
+        while (taken := queue.take()) is not None:
+            work(items[taken])
+            reap(block=False)
+            if ended[1] > replaced:  # a child reached per_child: a new one takes its place
+                replaced = ended[1]
+                spawn()
+    except BaseException:
+        queue.close()  # nothing more for the children to take: they end after their current chunk
+        raise
+    finally:  # the children end before this call does, even when this process's work fails
+        reap(block=True)
+        queue.release()
+    return ended[0]
 
 
-def _round(
-    items: Sequence[T], work: Callable[[Sequence[T]], None], workers: int, child_setup: Callable[[], None]
+_DRAINED, _FULL = 0, 3  # a child's exit codes: it found the queue empty; it reached per_child (a new child follows)
+
+
+def _child(
+    queue: _Queue,
+    items: Sequence[T],
+    work: Callable[[Sequence[T]], None],
+    child_setup: Callable[[], None],
+    limit: int | None,
 ) -> int:
-    """One round of :func:`in_workers`: its items dealt out, the children forked, the first share done here."""
-    shares = [items[i::workers] for i in range(max(1, workers))]
+    child_setup()
+    done = 0
+    while limit is None or done + queue.chunk <= limit or done == 0:
+        taken = queue.take()
+        if taken is None:
+            return _DRAINED
+        work(items[taken])
+        done += taken.stop - taken.start
+    return _FULL
+
+
+def _fork(body: Callable[[], int]) -> int | None:
+    """A forked child running ``body`` (its exit code; 1 when it raises) without the parent's exit handlers; None
+    when no process is to be had."""
     sys.stdout.flush()
     sys.stderr.flush()
     frozen = gc.get_freeze_count() > 0  # a build may hold its loaded site frozen already (hooks/site_hooks.py)
     gc.freeze()  # the children do not write to the parent's objects' pages just by collecting them
-    children, mine = [], list(shares[0])
     try:
-        for share in shares[1:]:
-            if not share:
-                continue
-            try:
-                pid = os.fork()
-            except OSError:  # no process to be had: this share is done here
-                mine += share
-                continue
-            if pid == 0:  # the child: its share, then out without running the parent's exit handlers
-                code = 1
-                try:
-                    child_setup()
-                    work(share)
-                    code = 0
-                finally:
-                    os._exit(code)
-            children.append(pid)
+        pid = os.fork()
+    except OSError:
+        return None
     finally:
         if not frozen:
             gc.unfreeze()
-    try:
-        work(mine)
-    finally:  # the children end before this call does, even when the parent's share fails
-        ok = 0
-        for pid in children:
-            _, status = os.waitpid(pid, 0)
-            ok += os.waitstatus_to_exitcode(status) == 0
-    return ok
+    if pid == 0:
+        code = 1
+        try:
+            code = body()
+        finally:
+            os._exit(code)
+    return pid
+
+
+class _Queue:
+    """The chunks of a list of items, taken one at a time by any of several forked processes: their numbers written
+    whole into a pipe before the first fork, each taken by one read of its 4 bytes (a pipe's reads do not interleave,
+    and every read takes exactly one number). At most :data:`QUEUE_MAX` numbers, well inside a pipe's buffer; more
+    items make larger chunks."""
+
+    def __init__(self, n: int, chunk: int) -> None:
+        self.n = n
+        self.chunk = max(1, chunk, -(-n // QUEUE_MAX))
+        self._read, write = os.pipe()
+        try:
+            data = array("I", range(-(-n // self.chunk))).tobytes()
+            while data:
+                data = data[os.write(write, data) :]
+        finally:
+            os.close(write)
+
+    def take(self) -> slice | None:
+        """The next chunk's items (a slice of the list), or None when every chunk is taken."""
+        if self._read < 0:
+            return None
+        data = os.read(self._read, 4)
+        if len(data) < 4:
+            return None
+        (k,) = array("I", data)
+        return slice(k * self.chunk, min(self.n, (k + 1) * self.chunk))
+
+    def close(self) -> None:
+        """Take every chunk left, so that no process takes another."""
+        while self.take() is not None:
+            pass
+
+    def release(self) -> None:
+        if self._read >= 0:
+            os.close(self._read)
+            self._read = -1
+
+
+QUEUE_MAX = 4096  # 16 KiB of chunk numbers: a pipe holds 64 KiB (Linux), and writing more before any read would block
