@@ -32,7 +32,7 @@ from bench.record.model import Record
 
 from ._between_builds import Carried
 from ._site_data import SiteData
-from ._workers import CHUNKED_RESIDENT_MAX, FORK_RESIDENT_MAX, PAGES_PER_CHILD, forks, in_workers, resident_bytes
+from ._workers import FORK_RESIDENT_MAX, forks, in_workers
 
 __all__ = [
     "PageJob",
@@ -119,10 +119,8 @@ def fill_pages(site: SiteData, jobs: Sequence[PageJob], workers: int) -> int:
     fails there); returns the children that ended well. On a cold build of 1,000 records the experiments' and
     histories' pages took most of the generator's time in one process."""
     cache = site.cache
-    if cache is None or not forks(workers, CHUNKED_RESIDENT_MAX):  # made in this process as they are asked for
+    if cache is None or not forks(workers, FORK_RESIDENT_MAX):  # made in this process as they are asked for
         return 0
-    # a process holding a large site forks children that each make a few pages and end (PAGES_PER_CHILD)
-    per_child = None if resident_bytes() <= FORK_RESIDENT_MAX else PAGES_PER_CHILD
     missing = [job for job in jobs if job.key() not in _KEPT and not cache.has_page(job.key())]
     if len(missing) < MIN_PARALLEL:
         return 0
@@ -133,9 +131,7 @@ def fill_pages(site: SiteData, jobs: Sequence[PageJob], workers: int) -> int:
             if job.ahead is not None:
                 job.ahead()
 
-    return in_workers(
-        missing, make, workers, child_setup=lambda: None, max_resident=CHUNKED_RESIDENT_MAX, per_child=per_child
-    )
+    return in_workers(missing, make, workers, child_setup=lambda: None, max_resident=FORK_RESIDENT_MAX)
 
 
 def kept_pages(site: SiteData, key: Callable[[], str], make: Callable[[], Made]) -> Made:

@@ -22,7 +22,6 @@ __all__ = [
     "CHILD_ITEMS",
     "CHUNKED_RESIDENT_MAX",
     "FORK_RESIDENT_MAX",
-    "PAGES_PER_CHILD",
     "WORKERS_ENV",
     "WORKERS_KEY",
     "WorkersError",
@@ -43,9 +42,6 @@ FORK_RESIDENT_MAX = 768 * 2**20
 # took the build from about 1,150 MiB to at most 1,417 MiB, where one child for all of them took it to 2,033 MiB
 CHILD_ITEMS = 500
 CHUNKED_RESIDENT_MAX = 1536 * 2**20
-# Generated pages per forked child when the process holds more than FORK_RESIDENT_MAX: an experiment's or a history's
-# page reads many whole records (their samples restored in the child), so a child makes a few and ends
-PAGES_PER_CHILD = 4
 # Where a build's adapter notes the processes it may use, in its config (hooks/: read by the generator script)
 WORKERS_KEY = "benchbook_build_workers"
 T = TypeVar("T")

@@ -207,36 +207,12 @@ def test_pages_made_in_several_processes_are_the_pages_made_in_one(records: Path
     assert made == [e for e in site.all_experiments if e in made]
 
 
-def test_a_large_build_forks_children_that_each_make_a_few_pages(
-    records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import bench.site._page_inputs as page_inputs
-
-    one = dict(site_pages(load_site(records, DOCS, cache=SiteCache(tmp_path / "one"))))
-    monkeypatch.setattr(page_inputs, "FORK_RESIDENT_MAX", 2**20)  # this process holds more: children make a few each
-    monkeypatch.setattr(page_inputs, "PAGES_PER_CHILD", 1)
-    calls: list[tuple[int | None, int]] = []
-    real = page_inputs.in_workers
-
-    def recording(*args: Any, **kwargs: Any) -> int:
-        ended = real(*args, **kwargs)
-        calls.append((kwargs["per_child"], ended))
-        return ended
-
-    monkeypatch.setattr(page_inputs, "in_workers", recording)
-    two = dict(site_pages(load_site(records, DOCS, cache=SiteCache(tmp_path / "two")), workers=2))
-    assert two == one
-    assert len(calls) == 1 and calls[0][0] == 1
-    assert calls[0][1] >= 2  # more children than the one that runs at a time: each ended after its page
-
-
 def test_a_build_too_large_to_fork_makes_its_pages_as_they_are_asked_for(
     records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import bench.site._page_inputs as page_inputs
 
-    monkeypatch.setattr(page_inputs, "FORK_RESIDENT_MAX", 2**20)  # this process holds more than either bound:
-    monkeypatch.setattr(page_inputs, "CHUNKED_RESIDENT_MAX", 2**20)  # no child, not even one for a few pages
+    monkeypatch.setattr(page_inputs, "FORK_RESIDENT_MAX", 2**20)  # this process holds more: no child would share it
     site = load_site(records, DOCS, cache=SiteCache(tmp_path / "cache"))
     with _counting_experiment_pages() as made:
         pages = site_pages(site, workers=2)
