@@ -91,9 +91,9 @@ def in_workers(
     """``work`` over ``items`` in ``workers`` processes: this one and ``workers`` − 1 forked children (each runs
     ``child_setup`` first, e.g. to keep its log quiet) take the items ``chunk`` at a time from one queue
     (:class:`_Queue`) until it is empty, so a process that meets slower items takes fewer of them (dealt out in turn,
-    one process could end long before another); returns when every child has ended,
-    with the number that ended well. ``work`` leaves its results where the parent finds them (the site cache): nothing
-    comes back through this call. Without ``os.fork`` (or one worker), or when this process holds more than
+    one process could end long before another); returns when every child has ended, with the number that ended
+    well. ``work`` leaves its results where the parent finds them (the site cache): nothing comes back through this
+    call. Without ``os.fork`` (or one worker), or when this process holds more than
     ``max_resident`` bytes, everything runs here: a child shares the parent's memory only until either writes to it,
     and work over a loaded site touches most of it (a build of 2,000 records peaked at 803 MiB in one process and
     1,572 MiB in two).
