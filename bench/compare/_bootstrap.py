@@ -18,7 +18,7 @@ Two kinds of statistic:
 How the draws are made. A resample of n requests is a row of counts (how often each request was drawn; the
 counts sum to n), and every statistic above is linear in those counts: a mean is counts · values / n, a sum
 counts · values. So ``n_boot`` resamples are one matrix ``W`` (``n_boot`` × n) of multinomial counts, and all the
-figures of a run come out of one product ``X @ W.T`` (X: figures × n). ``W`` depends only on the :class:`Stream`
+figures of a run come out of one product ``W @ X`` (X: n × figures). ``W`` depends only on the :class:`Stream`
 (the seed and a label naming the side), the run's position on its side and n; it is drawn once per process and
 kept (``_BANK``), so a build that bootstraps thousands of levels draws each ``W`` once, not once per figure and
 level, and :func:`bootstrap_many` multiplies it once by the columns of many levels. Every interval is the
@@ -197,25 +197,19 @@ work) that hand-off costs more than the product: measured on a busy 2-core machi
 11 ms in one product and 0.1 ms as blocks of rows. So every product is cut into blocks below that size."""
 
 
-PRODUCT_ROWS = 32
-"""Columns of values per block of a product: with :data:`PRODUCT_SIZE`, blocks of 32 columns and as many resamples
-as fit ran fastest of the shapes measured (8 to 128 columns, 64 to 256 requests)."""
-
-
-def _product(x: FloatArray, w: FloatArray) -> FloatArray:
-    """``x @ w.T`` (x: columns × n, w: n_boot × n): each column's sum in each resample, one row per column, in blocks
-    of at most :data:`PRODUCT_SIZE` multiply-adds (the same numbers: :func:`exact_columns`)."""
-    cols, n = x.shape
-    n_boot = w.shape[0]
+def _product(w: FloatArray, x: FloatArray) -> FloatArray:
+    """``w @ x`` (x: n × columns) in blocks of at most :data:`PRODUCT_SIZE` multiply-adds (same numbers)."""
+    n_boot, n = w.shape
+    cols = x.shape[1]
     if n_boot * n * cols <= PRODUCT_SIZE:
-        return x @ w.T
-    row_step = max(1, min(cols, PRODUCT_ROWS))
-    boot_step = max(1, PRODUCT_SIZE // (n * row_step))
-    out = np.empty((cols, n_boot), dtype=np.float64)
-    for r in range(0, cols, row_step):
-        xr = x[r : r + row_step]
-        for c in range(0, n_boot, boot_step):
-            out[r : r + row_step, c : c + boot_step] = xr @ w[c : c + boot_step].T
+        return w @ x
+    col_step = max(1, min(cols, PRODUCT_SIZE // (n * 8)))
+    row_step = max(1, PRODUCT_SIZE // (n * col_step))
+    out = np.empty((n_boot, cols), dtype=np.float64)
+    for c in range(0, cols, col_step):
+        xc = np.ascontiguousarray(x[:, c : c + col_step])
+        for r in range(0, n_boot, row_step):
+            out[r : r + row_step, c : c + col_step] = w[r : r + row_step] @ xc
     return out
 
 
@@ -227,7 +221,7 @@ def exact_columns(x: FloatArray, n: int) -> FloatArray:
     """Each row of ``x`` (a column of values: n per row) rounded to a multiple of a power of two, fine enough that
     any sum of n of its values, each taken up to n times in all (a resample), is exact in float64.
 
-    Then ``X @ W.T`` has one possible result, whatever order BLAS adds in: the same on every machine, with one thread
+    Then ``W @ X`` has one possible result, whatever order BLAS adds in: the same on every machine, with one thread
     or many, for one level or a batch of them (BLAS kernels do add in an order that depends on the shapes). A
     resample's sum is at most n × the row's largest |value| (the counts sum to n), so the values keep 53 − ⌈log2
     (n + 1)⌉ bits below the row's largest power of two: 44 bits for 384 requests, a relative rounding of about 1e-13
@@ -243,148 +237,91 @@ def exact_columns(x: FloatArray, n: int) -> FloatArray:
 def _sums(
     source: Stream, run: int, n: int, n_boot: int, columns: Sequence[Sequence[float]]
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """counts · column for each column (rows) and resample (columns) on :func:`exact_columns`; each column's sum
+    """counts · column for each resample (rows) and column (columns) on :func:`exact_columns`; each column's sum
     as observed and as rounded there."""
     x = np.asarray(columns, dtype=np.float64)
     exact = exact_columns(x, n)
-    return _product(exact, source.weights(run, n, n_boot)), x.sum(axis=1), exact.sum(axis=1)
+    return _product(source.weights(run, n, n_boot), exact.T), x.sum(axis=1), exact.sum(axis=1)
 
 
 def bootstrap_many(
     jobs: Sequence[Sequence[Sequence[RunValues]]], n_boot: int, source: Stream
 ) -> list[list[BootstrapResult]]:
     """:func:`bootstrap_sides` of many sides at once: ``jobs[j]`` is one side's figures (``jobs[j][k][i]``: figure
-    k in run i). Every resample matrix is read once for all the columns that use it, and each block's figures are
-    divided into their statistics together (:func:`_block_draws`), so a batch of levels costs little more than its
-    arithmetic; each figure gets exactly the draws it would get alone."""
+    k in run i). Every resample matrix is read once for all the columns that use it, so a batch of levels costs
+    little more than its arithmetic; each figure gets exactly the draws it would get alone."""
     if n_boot < 1:
         raise ValueError("n_boot must be at least 1")
-    blocks: dict[tuple[int, int], _Block] = {}
-    # job -> run -> figure -> (block, the figure's entry there)
-    where: list[list[list[tuple[_Block, int]]]] = []
+    blocks: dict[tuple[int, int], list[Sequence[float]]] = {}
+    # a block's columns by the identity of their sequence: a sequence given twice (a level's E2E times, which
+    # every rate figure of the level scales by) is one column of the product, not one per figure
+    placed_at: dict[tuple[int, int], dict[int, int]] = {}
+    # job -> figure -> run -> (block, column of the values, column of the times or -1)
+    where: list[list[list[tuple[tuple[int, int], int, int]]]] = []
+
+    def column(block: tuple[int, int], values: Sequence[float]) -> int:
+        cols, at = blocks.setdefault(block, []), placed_at.setdefault(block, {})
+        found = at.get(id(values))
+        if found is None:
+            found = at[id(values)] = len(cols)
+            cols.append(values)
+        return found
+
     for figures in jobs:
         n_runs = len(figures[0]) if figures else 0
         if not figures or n_runs == 0 or any(len(f) != n_runs for f in figures):
             raise ValueError("bootstrap needs at least one run, the same runs for every figure")
         placed = []
-        for i in range(n_runs):
+        for runs in figures:
             spots = []
-            for runs in figures:
-                rv = runs[i]
-                key = (i, len(rv.values))
-                block = blocks.get(key)
-                if block is None:
-                    block = blocks[key] = _Block(i, key[1])
-                spots.append((block, block.entry(rv)))
+            for i, rv in enumerate(runs):
+                block = (i, len(rv.values))
+                v = column(block, rv.values)
+                t = column(block, rv.times) if rv.kind == "rate" and rv.times is not None else -1
+                spots.append((block, v, t))
             placed.append(spots)
         where.append(placed)
-    for block in blocks.values():
-        block.draw(source, n_boot)
+    sums = {block: _sums(source, block[0], block[1], n_boot, cols) for block, cols in blocks.items()}
     out: list[list[BootstrapResult]] = []
     for figures, placed in zip(jobs, where, strict=True):
-        n_runs = len(placed)
-        n_requests = [len(runs[0].values) if n_runs == 1 else sum(len(r.values) for r in runs) for runs in figures]
+        n_runs = len(figures[0])
+        per_run = np.empty((n_runs, len(figures), n_boot), dtype=np.float64)  # each figure's draws contiguous
+        points = np.empty((n_runs, len(figures)), dtype=np.float64)
+        for k, (runs, spots) in enumerate(zip(figures, placed, strict=True)):
+            for i, (rv, (block, v, t)) in enumerate(zip(runs, spots, strict=True)):
+                drawn, observed, rounded = sums[block]
+                s = drawn[:, v]
+                if rv.kind == "mean":
+                    per_run[i, k] = s / block[1]
+                    points[i, k] = observed[v] / block[1]
+                    continue
+                assert rv.duration_s
+                points[i, k] = observed[v] / rv.duration_s
+                if t < 0:
+                    per_run[i, k] = s / rv.duration_s
+                else:
+                    per_run[i, k] = s / (rv.duration_s * drawn[:, t] / rounded[t])
         if n_runs == 1:
-            draws, points = _gathered(placed[0], n_boot)
-            out.append(
-                [
-                    BootstrapResult(point=float(points[k]), draws=draws[k], n_requests=n_requests[k], n_runs=1)
-                    for k in range(len(figures))
-                ]
-            )
-            continue
-        gathered = [_gathered(spots, n_boot) for spots in placed]
-        per_run = np.stack([d for d, _ in gathered])  # runs × figures × draws: each figure's draws contiguous
-        all_points = np.stack([p for _, p in gathered])  # runs × figures
-        # runs resampled with replacement: the mean over each resample's chosen runs
-        chosen = source.runs(n_runs, n_boot)
-        at = np.arange(n_boot)
-        total = per_run[chosen[:, 0], :, at].T  # figures × draws: the first chosen run of each resample
-        for i in range(1, n_runs):  # added run by run: the same order whatever the number of figures
-            total = total + per_run[chosen[:, i], :, at].T
-        mean_draws = total / n_runs
+            draws = per_run[0]
+        else:  # runs resampled with replacement: the mean over each resample's chosen runs
+            chosen = source.runs(n_runs, n_boot)
+            at = np.arange(n_boot)
+            total = per_run[chosen[:, 0], :, at].T  # figures × draws: the first chosen run of each resample
+            for i in range(1, n_runs):  # added run by run: the same order whatever the number of figures
+                total = total + per_run[chosen[:, i], :, at].T
+            draws = total / n_runs
         out.append(
             [
                 BootstrapResult(
-                    point=float(np.mean(all_points[:, k])),
-                    draws=mean_draws[k],
-                    n_requests=n_requests[k],
+                    point=float(np.mean(points[:, k])),
+                    draws=draws[k],
+                    n_requests=sum(len(r.values) for r in runs),
                     n_runs=n_runs,
                 )
-                for k in range(len(figures))
+                for k, runs in enumerate(figures)
             ]
         )
     return out
-
-
-class _Block:
-    """The figures of one run position and request count in a batch: their distinct columns of values (a sequence
-    given twice, such as a level's E2E times that every rate figure of the level scales by, is one column) and one
-    entry per figure (its values' column, its times' column or -1, and what its sums are divided by: the request
-    count of a mean, the duration of a rate). :meth:`draw` makes every entry's draws and point at once."""
-
-    def __init__(self, run: int, n: int) -> None:
-        self.run, self.n = run, n
-        self.columns: list[Sequence[float]] = []
-        self._at: dict[int, int] = {}  # a column's index by the identity of its sequence
-        self.values: list[int] = []
-        self.times: list[int] = []
-        self.divisors: list[float] = []
-        self.draws: FloatArray = np.empty((0, 0))  # entries × n_boot, once drawn
-        self.points: FloatArray = np.empty(0)
-
-    def _column(self, values: Sequence[float]) -> int:
-        found = self._at.get(id(values))
-        if found is None:
-            found = self._at[id(values)] = len(self.columns)
-            self.columns.append(values)
-        return found
-
-    def entry(self, rv: RunValues) -> int:
-        self.values.append(self._column(rv.values))
-        timed = rv.kind == "rate" and rv.times is not None
-        self.times.append(self._column(rv.times) if timed and rv.times is not None else -1)
-        if rv.kind == "mean":
-            self.divisors.append(self.n)
-        else:
-            assert rv.duration_s
-            self.divisors.append(rv.duration_s)
-        return len(self.values) - 1
-
-    def draw(self, source: Stream, n_boot: int) -> None:
-        """Each entry's ``n_boot`` draws and its point: Σ over a resample / divisor, where a timed rate's divisor is
-        its duration scaled by the resample's Σ times over the observed (rounded) Σ times. The same arithmetic, in
-        the same order, as one figure at a time."""
-        drawn, observed, rounded = _sums(source, self.run, self.n, n_boot, self.columns)  # columns × n_boot
-        v = np.asarray(self.values, dtype=np.intp)
-        t = np.asarray(self.times, dtype=np.intp)
-        div = np.asarray(self.divisors, dtype=np.float64)
-        sums = drawn[v]  # entries × n_boot: each entry's draws contiguous
-        timed = t >= 0
-        if timed.all():
-            sums = sums / (div[:, None] * drawn[t] / rounded[t][:, None])
-        elif timed.any():
-            sums /= np.where(timed, 1.0, div)[:, None]  # x / 1.0 is x: the timed rows are divided below
-            tt = t[timed]
-            sums[timed] = sums[timed] / (div[timed][:, None] * drawn[tt] / rounded[tt][:, None])
-        else:
-            sums /= div[:, None]
-        self.draws = sums
-        self.points = observed[v] / div
-
-
-def _gathered(spots: Sequence[tuple[_Block, int]], n_boot: int) -> tuple[FloatArray, FloatArray]:
-    """One run's figures' draws (figures × n_boot, a copy of their own) and points, from their blocks."""
-    first = spots[0][0]
-    if all(block is first for block, _ in spots):
-        idx = [e for _, e in spots]
-        return first.draws[idx], first.points[idx]
-    draws = np.empty((len(spots), n_boot), dtype=np.float64)
-    points = np.empty(len(spots), dtype=np.float64)
-    for k, (block, e) in enumerate(spots):
-        draws[k] = block.draws[e]
-        points[k] = block.points[e]
-    return draws, points
 
 
 def bootstrap_sides(figures: Sequence[Sequence[RunValues]], n_boot: int, source: Stream) -> list[BootstrapResult]:

@@ -58,7 +58,7 @@ def test_counts_are_the_classic_resample_of_request_indices() -> None:
 
 
 def test_figures_of_every_kind_in_one_block_are_each_their_own_statistic() -> None:
-    # a mean, a rate scaled by its times and a rate over a fixed duration, drawn together (one block of the batch):
+    # a mean, a rate scaled by its times and a rate over a fixed duration of one run, drawn together (one product):
     # each is the classic statistic of the resampled requests, as when drawn alone
     g = np.random.default_rng(6)
     values, other, times = g.lognormal(3, 0.5, 29), g.lognormal(1, 0.2, 29), g.uniform(0.5, 2.0, 29)
@@ -122,12 +122,10 @@ def test_exact_columns_make_every_product_order_free(xs: list[float], seed: int)
 def test_products_in_blocks_equal_one_product(monkeypatch: pytest.MonkeyPatch) -> None:
     g = np.random.default_rng(2)
     w = stream(1).weights(0, 384, 2000)
-    x = exact_columns(g.lognormal(2, 1, (40, 384)), 384)
-    assert np.array_equal(_product(x, w), x @ w.T)
-    monkeypatch.setattr(boot, "PRODUCT_SIZE", 5000)  # tiny blocks: many blocks of columns and of resamples
-    assert np.array_equal(_product(x, w), x @ w.T)
-    monkeypatch.setattr(boot, "PRODUCT_ROWS", 7)  # blocks that do not divide the 40 columns
-    assert np.array_equal(_product(x, w), x @ w.T)
+    x = exact_columns(g.lognormal(2, 1, (40, 384)), 384).T
+    assert np.array_equal(_product(w, x), w @ x)
+    monkeypatch.setattr(boot, "PRODUCT_SIZE", 5000)  # tiny blocks: many rows and column blocks
+    assert np.array_equal(_product(w, x), w @ x)
 
 
 def test_a_batch_gives_each_side_exactly_its_own_draws() -> None:
@@ -162,9 +160,9 @@ def test_a_levels_times_are_one_column_of_the_product(monkeypatch: pytest.Monkey
     widths: list[int] = []
     real = boot._product
 
-    def product(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-        widths.append(x.shape[0])
-        return real(x, w)
+    def product(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+        widths.append(x.shape[1])
+        return real(w, x)
 
     monkeypatch.setattr(boot, "_product", product)
     together = level_intervals_many([(keys, [lv]) for lv in levels])
