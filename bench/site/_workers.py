@@ -38,8 +38,9 @@ WORKERS_ENV = "BENCHBOOK_BUILD_WORKERS"
 # to 1,971 MiB: so a parent may fork for such work only while two of it stay well under 2 GiB
 FORK_RESIDENT_MAX = 768 * 2**20
 # Items per forked child for work that reads across the loaded site, page by page (in_workers's per_child), and the
-# most a build process may hold and still fork for it. At 10,000 records, rounds of 500 record pages per process
-# took the build from about 1,150 MiB to at most 1,417 MiB, where one child for all of them took it to 2,033 MiB
+# most a build process may hold and still fork for it. At 10,000 records, children of 500 record pages each took the
+# build from about 1,150 MiB to at most 1,417 MiB (d15d1ab; 1,421 MiB with the queue, site benchmark at ac01694),
+# where one child for all of them took it to 2,033 MiB
 CHILD_ITEMS = 500
 CHUNKED_RESIDENT_MAX = 1536 * 2**20
 # Where a build's adapter notes the processes it may use, in its config (hooks/: read by the generator script)
@@ -93,10 +94,9 @@ def in_workers(
     (:class:`_Queue`) until it is empty, so a process that meets slower items takes fewer of them (dealt out in turn,
     one process could end long before another); returns when every child has ended, with the number that ended
     well. ``work`` leaves its results where the parent finds them (the site cache): nothing comes back through this
-    call. Without ``os.fork`` (or one worker), or when this process holds more than
-    ``max_resident`` bytes, everything runs here: a child shares the parent's memory only until either writes to it,
-    and work over a loaded site touches most of it (a build of 2,000 records peaked at 803 MiB in one process and
-    1,572 MiB in two).
+    call. Without ``os.fork`` (or one worker), or when this process holds more than ``max_resident`` bytes,
+    everything runs here: a child shares the parent's memory only until either writes to it, and work over a loaded
+    site touches most of it (a build of 2,000 records peaked at 803 MiB in one process and 1,572 MiB in two).
 
     A child that fails loses at most the chunk it was working on (the caller makes what is missing); one that fails
     before taking any loses nothing. When this process's own work fails, the queue is emptied, so the children end
@@ -112,33 +112,30 @@ def in_workers(
     queue = _Queue(len(items), chunk)
     limit = None if per_child is None else max(1, per_child)
     children: set[int] = set()
-    ended = [0, 0]  # children that ended well, and that ended because they reached per_child
+    ok = 0  # children that ended well
 
     def spawn() -> None:
-        while len(children) < workers - 1:
-            pid = _fork(lambda: _child(queue, items, work, child_setup, limit))
-            if pid is None:
-                return
+        while len(children) < workers - 1 and (pid := _fork(lambda: _child(queue, items, work, child_setup, limit))):
             children.add(pid)
 
-    def reap(block: bool) -> None:
+    def reap(block: bool) -> bool:
+        """Collect the children that have ended (all of them: ``block``); whether one ended at ``per_child``."""
+        nonlocal ok
+        full = False
         for pid in list(children):
             done, status = os.waitpid(pid, 0 if block else os.WNOHANG)
-            if done == 0:
-                continue
-            children.discard(pid)
-            code = os.waitstatus_to_exitcode(status)
-            ended[0] += code in (_DRAINED, _FULL)
-            ended[1] += code == _FULL
+            if done:
+                children.discard(pid)
+                code = os.waitstatus_to_exitcode(status)
+                ok += code in (_DRAINED, _FULL)
+                full |= code == _FULL
+        return full
 
-    replaced = 0
     try:
         spawn()
         while (taken := queue.take()) is not None:
             work(items[taken])
-            reap(block=False)
-            if ended[1] > replaced:  # a child reached per_child: a new one takes its place
-                replaced = ended[1]
+            if reap(block=False):  # a child reached per_child: a new one takes its place
                 spawn()
     except BaseException:
         queue.close()  # nothing more for the children to take: they end after their current chunk
@@ -146,7 +143,7 @@ def in_workers(
     finally:  # the children end before this call does, even when this process's work fails
         reap(block=True)
         queue.release()
-    return ended[0]
+    return ok
 
 
 _DRAINED, _FULL = 0, 3  # a child's exit codes: it found the queue empty; it reached per_child (a new child follows)
@@ -161,7 +158,7 @@ def _child(
 ) -> int:
     child_setup()
     done = 0
-    while limit is None or done + queue.chunk <= limit or done == 0:
+    while limit is None or done + queue.chunk <= limit or done == 0:  # one chunk at least, even past the limit
         taken = queue.take()
         if taken is None:
             return _DRAINED
