@@ -58,6 +58,29 @@ def test_skipping_steps_changes_nothing(text: str) -> None:
     assert R._redact(text) == _every_step_on_every_token(text)
 
 
+@settings(max_examples=1500, deadline=None)
+@given(texts)
+def test_a_text_found_needle_free_is_one_only_the_random_token_step_changes(text: str) -> None:
+    """The one check that skips every step but the last at once (``_needle_free``) never skips a step that would
+    change the text."""
+    assert R._STAGES[-1].apply is R._random_tokens
+    if R._needle_free(text):
+        assert all(stage.apply(text) == text for stage in R._STAGES[:-1]), text
+        assert R._redact(text) == _every_step_on_every_token(text)
+
+
+def test_the_needle_check_reads_ascii_needles_and_lets_every_planted_secret_through() -> None:
+    from test_redact import PLANTED
+
+    assert all(n.isascii() for stage in R._STAGES for n in stage.needles)  # found in the lower-cased text too
+    for text, secret in PLANTED:
+        for variant in (text, text.upper(), text.lower(), text.replace("s", "\u017f"), text.replace("k", "\u212a")):
+            assert not R._needle_free(variant) or secret not in R._random_tokens(variant), variant
+    clean_texts = ("92.7", "12.3 \u00b1 0.4", "sglang", "max_new_requests", "h200-llamacpp-gpt-oss-20b-agentic-04")
+    for clean in clean_texts:
+        assert R._needle_free(clean) and R._redact(clean) == clean, clean
+
+
 def test_skipping_steps_changes_nothing_on_the_planted_secrets() -> None:
     from test_redact import PLANTED
 
