@@ -26,7 +26,7 @@ from typing import Literal
 
 from bench.figures import COMPARED, Figure, figure
 from bench.level_order import level_sort_key
-from bench.record.model import Record
+from bench.record.model import Level, Record
 from bench.settings import RegressionThresholds
 
 from ._context import fingerprint
@@ -89,16 +89,29 @@ def _series(records: Sequence[Record]) -> dict[tuple[str, str], list[float | Non
     """(figure, level key) -> the figure of each record (None where not stated or failed), for the compared,
     non-neutral figures."""
     keys: dict[tuple[str, str], tuple[tuple[int, int, str], int]] = {}
+    # each record's first level of each key that did not fail: what series_figure finds, looked up once per record
+    # (scanning the levels for every figure and level made this most of the flags' time)
+    found: list[dict[str, Level]] = []
     for r in records:
+        mine: dict[str, Level] = {}
         for lv in r.levels:
             if lv.failed:
                 continue
+            mine.setdefault(lv.key, lv)
             for i, spec in enumerate(COMPARED):
                 if not spec.neutral and spec.metric(lv) is not None:
                     keys.setdefault((spec.key, lv.key), (level_sort_key(lv), i))
-    return {
-        key: [series_figure(r, figure(key[0]), key[1]) for r in records] for key in sorted(keys, key=lambda k: keys[k])
-    }
+        found.append(mine)
+    out: dict[tuple[str, str], list[float | None]] = {}
+    for key in sorted(keys, key=lambda k: keys[k]):
+        spec, level_key = figure(key[0]), key[1]
+        values: list[float | None] = []
+        for mine in found:
+            at = mine.get(level_key)
+            value = spec.value(at) if at is not None else None
+            values.append(value[0] if value is not None else None)
+        out[key] = values
+    return out
 
 
 def _direction(value: float, median: float, t: float) -> Direction | None:

@@ -122,6 +122,9 @@ def site_pages(
         key: PageJob(partial(configuration_key, site, key), partial(_history_pages, site, key))
         for key in site.configurations
     }
+    # the regression flags of every configuration, which the experiments' and histories' pages and the history index
+    # read: made here once, before fill_pages forks, not again in each process that makes pages
+    site.configuration_flags  # noqa: B018  (a cached property: made and kept)
     fill_pages(site, [*experiments.values(), *histories.values()], workers)
     yield RECORDS_INDEX, records_index(site, records_per_page)
     if len(site.records) > records_per_page:  # the index split: each experiment's lists, kept as its pages are

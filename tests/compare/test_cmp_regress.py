@@ -79,3 +79,35 @@ def test_history_groups_by_configuration_and_orders_by_time() -> None:
     assert key.startswith("baseline@")
     assert [r.id[-7:] for r in h[key]] == [f"{1:07x}", f"{3:07x}"]
     assert set(regression_flags(recs)) == set(h)
+
+
+def test_each_series_holds_what_series_figure_reads_of_every_record() -> None:
+    """The series the flags are read from: per figure and level, each record's figure as ``series_figure`` finds it
+    (None where the record lacks the level, where it failed, or where the level does not state the figure)."""
+    from bench.compare import series_figure
+    from bench.compare._regress import _series
+    from bench.figures import figure
+
+    def level(c: int, tok_s: float, *, failed: bool = False, ttft: float | None = None) -> dict[str, object]:
+        lv: dict[str, object] = {
+            "concurrency": c,
+            "requests_completed": 30,
+            "per_request_tok_s": {"unit": "tok/s", "formula": "per_request_tok_s", "mean": tok_s},
+            "failure": "error rate above the threshold" if failed else None,
+        }
+        if ttft is not None:
+            lv["ttft_ms"] = {"unit": "ms", "formula": "ttft_ms", "mean": ttft, "p50": ttft, "p99": 2 * ttft}
+        return lv
+
+    runs = [
+        record("baseline", [level(1, 100.0), level(4, 50.0, ttft=20.0)], when=later(0), suffix="0000000"),
+        record("baseline", [level(1, 90.0, failed=True), level(4, 55.0)], when=later(1), suffix="0000001"),
+        record("baseline", [level(4, 60.0, ttft=25.0), level(16, 30.0)], when=later(2), suffix="0000002"),
+    ]
+    series = _series(runs)
+    by_level = {k[1] for k in series}
+    assert len(by_level) == 3  # C=1, C=4 and C=16, each stated (not failed) by some record
+    for (key, level_key), values in series.items():
+        assert values == [series_figure(r, figure(key), level_key) for r in runs], (key, level_key)
+    c1 = next(v for k, v in series.items() if k[0] == "per_request_tok_s" and k[1] == runs[0].levels[0].key)
+    assert c1 == [100.0, None, None]  # failed in the second run, absent in the third
