@@ -150,10 +150,39 @@ def _put(cache: SiteCache, key: str, entry: dict[str, Any], whole: dict[str, Any
 MIN_PARALLEL = 16  # fewer records to read than this: not worth a fork
 
 
-def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, workers: int, keys: FileKeys) -> int:
+class _Read(NamedTuple):
+    """What the site holds of a record's cache entry (:func:`_read_entry`)."""
+
+    record: Record
+    rows: Rows | None  # None: the entry holds no rows at the build's confidence level
+    text: RecordText | None
+    raw_changed: bool
+    fingerprint: str
+
+
+def _read_entry(entry: dict[str, Any], conf: str, shared: SharedValues) -> _Read:
+    """What the site holds of a record's cache entry: the lean record, its rows and their text at ``conf``."""
+    slim = _loads(entry["lean"], shared)
+    mine = _loads(entry["rows"][conf], shared) if conf in entry["rows"] else None
+    text = RecordText(*entry["text"][conf]) if mine is not None and conf in entry["text"] else None
+    return _Read(slim, mine, text, entry["raw_changed"], entry["fingerprint"])
+
+
+def _fill_cache(
+    root: Path,
+    shown: Shown,
+    confidence: float,
+    cache: SiteCache,
+    workers: int,
+    keys: FileKeys,
+    shared: SharedValues,
+) -> dict[str, _Read]:
     """Read the records the cache lacks in ``workers`` processes (``in_workers``), into the cache, where the loading
-    pass finds them (a record a child could not read, a bad one above all, is read there again and reported)."""
+    pass finds them (a record a child could not read, a bad one above all, is read there again and reported). Their
+    entries as this process read them back (by key) while the children still worked (``in_workers``'s ``done``):
+    read back after the children had ended, 10,000 records' entries took 16 s of this process alone."""
     missing: list[Path] = []  # not their text: 1 GB at 10,000 records, read again by the process that reads each
+    key_of_path: dict[Path, str] = {}
     for path in sorted(root.rglob("*.json")):
         rel = path.relative_to(root)
         if len(rel.parts) != 2:
@@ -164,8 +193,22 @@ def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, w
             continue
         if not cache.has_pickled(KIND, key):
             missing.append(path)
+            key_of_path[path] = key
+    early: dict[str, _Read] = {}
     if len(missing) < MIN_PARALLEL:
-        return 0
+        return early
+    conf = repr(confidence)
+
+    def read_back(chunk: Sequence[Path]) -> None:
+        for path in chunk:
+            key = key_of_path[path]
+            entry = cache.peek(KIND, key, compressed=True)
+            if entry is None:  # a record that could not be read: the loading pass reports it (a miss)
+                continue
+            found = _read_entry(entry, conf, shared)  # not the entry itself: its pickles are 100 MB at 1,000 records
+            if found.rows is not None and found.text is not None:  # else completed by the loading pass
+                cache.hits += 1  # a hit, as the loading pass would have counted it
+                early[key] = found
 
     def read(share: Sequence[Path]) -> None:
         shared = SharedValues()
@@ -186,7 +229,10 @@ def _fill_cache(root: Path, shown: Shown, confidence: float, cache: SiteCache, w
         return record_key(path.relative_to(root).as_posix(), text_read)
 
     # a chunk of the queue is one batch of records whose rows' intervals are bootstrapped together
-    return in_workers(missing, read, workers, child_setup=lambda: None, chunk=INTERVAL_BATCH)
+    # this process only reads back the children's entries, as they end each chunk: at 10,000 records, doing chunks of
+    # its own besides left it about 100 MiB larger (what each chunk made and freed, among what it kept)
+    in_workers(missing, read, workers, child_setup=lambda: None, chunk=INTERVAL_BATCH, done=read_back, listen=True)
+    return early
 
 
 def load_site_records(
@@ -214,6 +260,11 @@ def load_site_records(
             rows[slim.id], texts[slim.id] = mine_kept, text_kept
             raw_text = partial(_raw_text, path, rel, key, restore if changed else None, cache)
             return SiteRecord(slim, path, restore, key, raw_text, fp)
+        found_early = early.pop(key, None)  # read back while the records the cache lacked were read
+        if found_early is not None:
+            slim, mine_early, text_early, changed, fp = found_early
+            assert mine_early is not None and text_early is not None  # read_back keeps no other
+            return _site_record(slim, mine_early, text_early, changed, fp, path, rel, key)
         entry = cache.get_pickled(KIND, key, compressed=True) if cache is not None else None
         mine: Rows | None
         text: RecordText | None = None
@@ -225,31 +276,35 @@ def load_site_records(
             if cache is not None:
                 _put(cache, key, entry, whole)
         else:
-            slim = _loads(entry["lean"], shared)
-            mine = _loads(entry["rows"][conf], shared) if conf in entry["rows"] else None
-            text = RecordText(*entry["text"][conf]) if mine is not None and conf in entry["text"] else None
-        restore = partial(_restore, slim, path, rel, key, shown, cache)
-        raw = partial(_raw_text, path, rel, key, restore if entry["raw_changed"] else None, cache)
-        fp = entry["fingerprint"]
-        site_record = SiteRecord(slim, path, restore, key, raw, fp)
+            slim, mine, text = _read_entry(entry, conf, shared)[:3]
+        changed, fp = entry["raw_changed"], entry["fingerprint"]
         if mine is None or text is None:  # another confidence level than the entry's: the rows once more
             if mine is None:
-                mine = compact_rows(frame_rows([site_record.whole().record], confidence=confidence), shared)
+                restored = _restore(slim, path, rel, key, shown, cache).record
+                mine = compact_rows(frame_rows([restored], confidence=confidence), shared)
             text = record_text(mine)
             entry["rows"][conf] = _dumps(mine)
             entry["text"][conf] = tuple(text)
             if cache is not None:
                 _put(cache, key, entry, None)
+        return _site_record(slim, mine, text, changed, fp, path, rel, key)
+
+    def _site_record(
+        slim: Record, mine: Rows, text: RecordText, changed: bool, fp: str, path: Path, rel: str, key: str
+    ) -> SiteRecord:
+        restore = partial(_restore, slim, path, rel, key, shown, cache)
+        raw = partial(_raw_text, path, rel, key, restore if changed else None, cache)
         rows[slim.id] = mine
         texts[slim.id] = text
-        _KEPT.put((key, conf), _Kept(slim, mine, text, entry["raw_changed"], fp, shown))
-        return site_record
+        _KEPT.put((key, conf), _Kept(slim, mine, text, changed, fp, shown))
+        return SiteRecord(slim, path, restore, key, raw, fp)
 
+    early: dict[str, _Read] = {}
     enabled = gc.isenabled()
     gc.disable()  # millions of objects made and none freed: full collections would walk them again and again
     try:
         if cache is not None and workers > 1:
-            _fill_cache(root, shown, confidence, cache, workers, keys)
+            early = _fill_cache(root, shown, confidence, cache, workers, keys, shared)
         loaded = SiteRecords(load_records(root, load=load), rows, texts)
         keys.finish(cache)
     finally:

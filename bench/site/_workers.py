@@ -13,7 +13,7 @@ import gc
 import os
 import sys
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from bench.redact import redact_text
@@ -88,6 +88,8 @@ def in_workers(
     max_resident: int | None = None,
     per_child: int | None = None,
     chunk: int = 1,
+    done: Callable[[Sequence[T]], None] | None = None,
+    listen: bool = False,
 ) -> int:
     """``work`` over ``items`` in ``workers`` processes: this one and ``workers`` − 1 forked children (each runs
     ``child_setup`` first, e.g. to keep its log quiet) take the items ``chunk`` at a time from one queue
@@ -105,18 +107,43 @@ def in_workers(
     ``per_child``: a child ends after at most this many items, and this process forks a new one in its place between
     two of its own chunks, so that what a child copies of the parent's memory, and what it makes of its own, is given
     back every ``per_child`` items rather than held to the end (10,000 record pages in two processes, one child: the
-    build's memory grew by 880 MiB while they were made)."""
+    build's memory grew by 880 MiB while they were made).
+
+    ``done``: called in this process with the items of each chunk whose work ended well, in whichever process: its
+    own chunks as it ends them, the children's (which report each chunk they end through a pipe, :class:`_Reports`)
+    between its own chunks and, once the queue is empty, while it waits for the children. The parent can so take
+    in the children's results while they still work, rather than all at the end, alone.
+
+    ``listen`` (with ``done``, without ``per_child``): this process takes no chunk itself while it has children
+    (``workers`` of them): it only hears of theirs, so that its memory holds what ``done`` keeps and nothing of the
+    work's own (1,000 records' cache entries read back between chunks of its own left it 58 MiB larger than read back
+    after them)."""
+    if listen and (done is None or per_child is not None):
+        raise ValueError("in_workers: listen needs done and no per_child")
     if not forks(workers, max_resident):
         work(items)
+        if done is not None:
+            done(items)
         return 0
     queue = _Queue(len(items), chunk)
+    reports = _Reports() if done is not None else None
     limit = None if per_child is None else max(1, per_child)
     children: set[int] = set()
     ok = 0  # children that ended well
 
+    forked = workers if listen else workers - 1
+
     def spawn() -> None:
-        while len(children) < workers - 1 and (pid := _fork(lambda: _child(queue, items, work, child_setup, limit))):
+        while len(children) < forked and (
+            pid := _fork(lambda: _child(queue, items, work, child_setup, limit, reports))
+        ):
             children.add(pid)
+
+    def reported(block: bool) -> None:
+        """``done`` for each chunk the children reported ended (until every child has ended: ``block``)."""
+        if reports is not None and done is not None:
+            for taken in reports.ended(queue, block=block):
+                done(items[taken])
 
     def reap(block: bool) -> bool:
         """Collect the children that have ended (all of them: ``block``); whether one ended at ``per_child``."""
@@ -133,16 +160,30 @@ def in_workers(
 
     try:
         spawn()
-        while (taken := queue.take()) is not None:
+        while (not listen or not children) and (taken := queue.take()) is not None:  # listening: only without a child
             work(items[taken])
+            if done is not None:
+                done(items[taken])
+                reported(block=False)
             if reap(block=False):  # a child reached per_child: a new one takes its place
                 spawn()
+        if reports is not None:  # no child is forked any more: the reports end when the children have
+            reports.stop_writing()
+            reported(block=True)
+        while (taken := queue.take()) is not None:  # what no child took (listening, children that ended early): here
+            work(items[taken])
+            if done is not None:
+                done(items[taken])
     except BaseException:
         queue.close()  # nothing more for the children to take: they end after their current chunk
         raise
     finally:  # the children end before this call does, even when this process's work fails
+        if reports is not None:
+            reports.stop_writing()
         reap(block=True)
         queue.release()
+        if reports is not None:
+            reports.release()
     return ok
 
 
@@ -155,6 +196,7 @@ def _child(
     work: Callable[[Sequence[T]], None],
     child_setup: Callable[[], None],
     limit: int | None,
+    reports: _Reports | None,
 ) -> int:
     child_setup()
     done = 0
@@ -163,6 +205,8 @@ def _child(
         if taken is None:
             return _DRAINED
         work(items[taken])
+        if reports is not None:
+            reports.report(queue, taken)
         done += taken.stop - taken.start
     return _FULL
 
@@ -215,6 +259,10 @@ class _Queue:
         if len(data) < 4:
             return None
         (k,) = array("I", data)
+        return self.chunk_at(k)
+
+    def chunk_at(self, k: int) -> slice:
+        """The items of chunk number ``k``."""
         return slice(k * self.chunk, min(self.n, (k + 1) * self.chunk))
 
     def close(self) -> None:
@@ -223,6 +271,50 @@ class _Queue:
             pass
 
     def release(self) -> None:
+        if self._read >= 0:
+            os.close(self._read)
+            self._read = -1
+
+
+class _Reports:
+    """The chunks the children have ended, as their numbers in a pipe: each written by one 4-byte write (a pipe
+    does not interleave writes of up to ``PIPE_BUF`` bytes), read by the parent without waiting between its own
+    chunks, and to the end (every child's end of the pipe closed) once it forks no more. At most :data:`QUEUE_MAX`
+    chunks, so a child never waits for the parent to read."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+
+    def report(self, queue: _Queue, taken: slice) -> None:
+        """In a child: the chunk ``taken`` ended well."""
+        os.write(self._write, array("I", [taken.start // queue.chunk]).tobytes())
+
+    def ended(self, queue: _Queue, *, block: bool) -> Iterator[slice]:
+        """The chunks reported since the last call, each as soon as it is read: those written by now, or
+        (``block``) every one until the children have all ended (:meth:`stop_writing` first)."""
+        os.set_blocking(self._read, block)
+        left = b""
+        while True:
+            try:
+                part = os.read(self._read, 1 << 16)
+            except BlockingIOError:
+                return
+            if not part:
+                return
+            data = left + part
+            whole = len(data) - len(data) % 4
+            left = data[whole:]
+            yield from (queue.chunk_at(k) for k in array("I", data[:whole]))
+
+    def stop_writing(self) -> None:
+        """This process's end of the pipe closed (no child is forked after this)."""
+        if self._write >= 0:
+            os.close(self._write)
+            self._write = -1
+
+    def release(self) -> None:
+        self.stop_writing()
         if self._read >= 0:
             os.close(self._read)
             self._read = -1

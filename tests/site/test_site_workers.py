@@ -161,3 +161,95 @@ def test_the_children_have_ended_when_the_parents_work_fails(tmp_path: Path) -> 
     done = _done(tmp_path)
     assert done and len(done) <= 2  # the queue was emptied: the child ended after its current item
     assert all(float(p.read_text(encoding="utf-8")) <= raised for p in tmp_path.glob("*.ended"))  # waited for
+
+
+def test_done_hears_of_every_chunk_once_here_after_its_work_and_while_children_still_work(tmp_path: Path) -> None:
+    """``done``: this process is told of each chunk that ended well, its own and the children's (through a pipe),
+    each once, after the chunk's results are there, and of the children's while they still work (not all at the
+    end), with ``per_child`` replacing children on the way."""
+    me = os.getpid()
+    heard: list[tuple[list[int], float]] = []
+
+    def slow(items: Sequence[int]) -> None:
+        time.sleep(0.03)
+        for i in items:
+            (tmp_path / f"{i}.done").write_text(f"{os.getpid()} {time.monotonic()}", encoding="utf-8")
+
+    def done(items: Sequence[int]) -> None:
+        assert os.getpid() == me
+        assert all((tmp_path / f"{i}.done").is_file() for i in items)  # told after the chunk's work ended
+        heard.append((list(items), time.monotonic()))
+
+    in_workers(list(range(60)), slow, 3, child_setup=lambda: None, chunk=3, per_child=9, done=done)
+    told = sorted(i for items, _ in heard for i in items)
+    assert told == list(range(60))  # every item once
+    assert all(len(items) == 3 for items, _ in heard)  # whole chunks
+    ended = {int(p.stem): p.read_text(encoding="utf-8").split() for p in tmp_path.glob("*.done")}
+    children_end = max(float(t) for pid, t in ended.values() if int(pid) != me)
+    of_children = [when for items, when in heard if int(ended[items[0]][0]) != me]
+    assert of_children and min(of_children) < children_end  # heard of a child's chunk before the children ended
+
+
+def test_done_is_not_told_of_a_chunk_whose_child_failed(tmp_path: Path) -> None:
+    me = os.getpid()
+    heard: list[int] = []
+
+    def work(items: Sequence[int]) -> None:
+        time.sleep(0.01)
+        if 7 in items and os.getpid() != me:
+            raise RuntimeError("a child fails on item 7")
+        _mark(tmp_path)(items)
+
+    in_workers(list(range(30)), work, 2, child_setup=lambda: None, done=lambda items: heard.extend(items))
+    assert sorted(heard) == sorted(_done(tmp_path))  # exactly the items whose work ended well, each once
+    assert len(heard) == len(set(heard)) and len(heard) >= 29
+
+
+def test_done_without_a_fork_hears_of_all_items_once(tmp_path: Path) -> None:
+    heard: list[list[int]] = []
+    in_workers(
+        list(range(5)), _mark(tmp_path), 1, child_setup=lambda: None, done=lambda items: heard.append(list(items))
+    )
+    assert heard == [list(range(5))] and sorted(_done(tmp_path)) == list(range(5))
+
+
+def test_listening_this_process_does_no_chunk_and_hears_of_every_one(tmp_path: Path) -> None:
+    me = os.getpid()
+    heard: list[int] = []
+    first_heard: list[float] = []
+
+    def slow(items: Sequence[int]) -> None:
+        time.sleep(0.02)
+        _mark(tmp_path)(items)
+
+    def done(items: Sequence[int]) -> None:
+        first_heard.append(time.monotonic())
+        heard.extend(items)
+
+    ok = in_workers(list(range(40)), slow, 2, child_setup=lambda: None, chunk=4, done=done, listen=True)
+    ended = time.monotonic()
+    assert ok == 2  # two children: as many as workers, this process only listens
+    done_by = _done(tmp_path)
+    assert sorted(done_by) == list(range(40)) and sorted(heard) == list(range(40))
+    assert str(me) not in set(done_by.values())
+    assert min(first_heard) < ended - 0.05  # heard of chunks as they ended, not all once the children had
+
+
+def test_listening_this_process_does_what_no_child_took(tmp_path: Path) -> None:
+    """Children that end before taking any chunk leave the queue to this process, which then does it all itself."""
+    me = os.getpid()
+    heard: list[int] = []
+
+    def fail() -> None:
+        raise RuntimeError("a child that cannot start")
+
+    ok = in_workers(list(range(12)), _mark(tmp_path), 2, child_setup=fail, chunk=4, done=heard.extend, listen=True)
+    assert ok == 0
+    assert _done(tmp_path) == {i: str(me) for i in range(12)} and sorted(heard) == list(range(12))
+
+
+def test_listening_needs_done_and_no_per_child() -> None:
+    with pytest.raises(ValueError, match="listen"):
+        in_workers([1, 2], lambda items: None, 2, child_setup=lambda: None, listen=True)
+    with pytest.raises(ValueError, match="listen"):
+        in_workers([1, 2], lambda items: None, 2, child_setup=lambda: None, listen=True, done=print, per_child=1)
