@@ -164,11 +164,15 @@ def test_bodies_converted_for_the_cache_are_not_held_in_memory(
     held: list[str] = []
     done: list[str] = []
 
-    def here(items: list[tuple[str, str | None, object]], work: object, workers: int, **_: object) -> int:
+    def here(items: list[tuple[str, str | None, object]], work: object, workers: int, **options: object) -> int:
         work(items)  # type: ignore[operator]
         pages = work.__self__  # type: ignore[attr-defined]
         done.extend(src for src, _, _ in items)
         held.extend(src for src, _, _ in items if pages.files[src].page.content or pages.files[src].page.markdown)
+        written = options.get("done")  # the pages written as soon as converted (in_workers's contract)
+        if callable(written):
+            written(items)
+            held.extend(src for src, _, _ in items if pages.files[src].page.content or pages.files[src].page.markdown)
         return 0
 
     monkeypatch.setattr(record_pages, "in_workers", here)
@@ -183,6 +187,52 @@ def test_bodies_converted_for_the_cache_are_not_held_in_memory(
     assert len(done) > record_pages.MIN_PARALLEL  # the converters ran, over every page
     assert held == []
     assert gc.get_freeze_count() == 0  # the loaded site, kept from the collector during the build, released after
+
+
+def test_each_page_is_written_once_as_soon_as_its_chunk_is_converted(
+    tmp_path: Path, site_records: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With converters forked, this process writes each chunk's pages when the chunk is converted (its own or a
+    child's: in_workers's ``done``), during the conversions, and no page a second time in the writing pass."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    monkeypatch.syspath_prepend(str(ROOT / "hooks"))
+    import record_pages
+
+    converting = [False]
+    written: list[tuple[str, bool]] = []
+    real_in_workers, real_write = record_pages.in_workers, record_pages.RecordPages._write
+
+    def in_workers(*args: object, **options: object) -> int:
+        converting[0] = True
+        try:
+            return real_in_workers(*args, **options)  # type: ignore[arg-type]
+        finally:
+            converting[0] = False
+
+    def write(self: object, src: str, *rest: object) -> bool:
+        written.append((src, converting[0]))
+        return real_write(self, src, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(record_pages, "in_workers", in_workers)
+    monkeypatch.setattr(record_pages.RecordPages, "_write", write)
+    for name, value in mkdocs_env(site_records).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("BENCHBOOK_BUILD_WORKERS", "2")
+    monkeypatch.chdir(ROOT)
+    config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "site"), strict=True)
+    config.plugins.on_startup(command="build", dirty=False)
+    build(config)
+    pages = [src for src, _ in written]
+    assert len(pages) == len(set(pages))  # each once
+    records = {
+        f"records/{p.relative_to(site_records).with_suffix('.md').as_posix()}" for p in site_records.rglob("*.json")
+    }
+    assert records <= set(pages)
+    during = {src for src, when in written if when}
+    assert records <= during  # every record page (all converted, an empty cache) written while they were converted
 
 
 def test_a_build_with_the_cache_links_its_generated_files_from_it(tmp_path: Path, site_records: Path) -> None:
