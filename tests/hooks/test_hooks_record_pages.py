@@ -149,14 +149,27 @@ def test_bodies_converted_in_several_processes_make_the_same_site(tmp_path: Path
     assert "BENCHBOOK_BUILD_WORKERS: expected a whole number of processes, at least 1, got 'many'" in bad.stderr
 
 
+def _build_here_in_two_processes(tmp_path: Path, site_records: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mkdocs build`` of the site in this process (two build processes, an empty cache), as the hooks run it."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    for name, value in mkdocs_env(site_records).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("BENCHBOOK_BUILD_WORKERS", "2")
+    monkeypatch.chdir(ROOT)
+    config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "site"), strict=True)
+    config.plugins.on_startup(command="build", dirty=False)  # as `mkdocs build` starts: converters for a build
+    build(config)
+
+
 def test_bodies_converted_for_the_cache_are_not_held_in_memory(
     tmp_path: Path, site_records: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A body converted ahead of the writing pass (in a forked converter, or this process's own share) goes to the
     cache and is dropped: each file keeps its last ``Page``, and a converter that kept their HTML and Markdown grew
     by 600 MiB over 1,500 pages (a cold build of 3,000 records peaked at twice the memory of one process)."""
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
 
     monkeypatch.syspath_prepend(str(ROOT / "hooks"))
     import record_pages  # the module MkDocs' hook imports (the hooks folder on sys.path)
@@ -176,14 +189,7 @@ def test_bodies_converted_for_the_cache_are_not_held_in_memory(
         return 0
 
     monkeypatch.setattr(record_pages, "in_workers", here)
-    for name, value in mkdocs_env(site_records).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("BENCHBOOK_BUILD_WORKERS", "2")
-    monkeypatch.chdir(ROOT)
-    config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "site"), strict=True)
-    config.plugins.on_startup(command="build", dirty=False)  # as `mkdocs build` starts: converters for a build
-    build(config)
+    _build_here_in_two_processes(tmp_path, site_records, monkeypatch)
     assert len(done) > record_pages.MIN_PARALLEL  # the converters ran, over every page
     assert held == []
     assert gc.get_freeze_count() == 0  # the loaded site, kept from the collector during the build, released after
@@ -194,8 +200,6 @@ def test_each_page_is_written_once_as_soon_as_its_chunk_is_converted(
 ) -> None:
     """With converters forked, this process writes each chunk's pages when the chunk is converted (its own or a
     child's: in_workers's ``done``), during the conversions, and no page a second time in the writing pass."""
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
 
     monkeypatch.syspath_prepend(str(ROOT / "hooks"))
     import record_pages
@@ -217,14 +221,7 @@ def test_each_page_is_written_once_as_soon_as_its_chunk_is_converted(
 
     monkeypatch.setattr(record_pages, "in_workers", in_workers)
     monkeypatch.setattr(record_pages.RecordPages, "_write", write)
-    for name, value in mkdocs_env(site_records).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("BENCHBOOK_BUILD_WORKERS", "2")
-    monkeypatch.chdir(ROOT)
-    config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "site"), strict=True)
-    config.plugins.on_startup(command="build", dirty=False)
-    build(config)
+    _build_here_in_two_processes(tmp_path, site_records, monkeypatch)
     pages = [src for src, _ in written]
     assert len(pages) == len(set(pages))  # each once
     records = {
