@@ -80,8 +80,12 @@ def history(
 
 def series_figure(record: Record, spec: Figure, level_key: str) -> float | None:
     """The figure ``spec`` at the record's level ``level_key``; None when not stated or failed."""
-    found = next((x for x in record.levels if x.key == level_key and not x.failed), None)
-    value = spec.value(found) if found is not None else None
+    return _figure_at(spec, next((x for x in record.levels if x.key == level_key and not x.failed), None))
+
+
+def _figure_at(spec: Figure, level: Level | None) -> float | None:
+    """The figure ``spec`` at ``level`` (None: no such level, or the level does not state it)."""
+    value = spec.value(level) if level is not None else None
     return value[0] if value is not None else None
 
 
@@ -105,12 +109,7 @@ def _series(records: Sequence[Record]) -> dict[tuple[str, str], list[float | Non
     out: dict[tuple[str, str], list[float | None]] = {}
     for key in sorted(keys, key=lambda k: keys[k]):
         spec, level_key = figure(key[0]), key[1]
-        values: list[float | None] = []
-        for mine in found:
-            at = mine.get(level_key)
-            value = spec.value(at) if at is not None else None
-            values.append(value[0] if value is not None else None)
-        out[key] = values
+        out[key] = [_figure_at(spec, mine.get(level_key)) for mine in found]
     return out
 
 

@@ -145,6 +145,12 @@ def in_workers(
             for taken in reports.ended(queue, block=block):
                 done(items[taken])
 
+    def own(taken: slice) -> None:
+        """One chunk done here (and ``done`` told of it)."""
+        work(items[taken])
+        if done is not None:
+            done(items[taken])
+
     def reap(block: bool) -> bool:
         """Collect the children that have ended (all of them: ``block``); whether one ended at ``per_child``."""
         nonlocal ok
@@ -161,19 +167,15 @@ def in_workers(
     try:
         spawn()
         while (not listen or not children) and (taken := queue.take()) is not None:  # listening: only without a child
-            work(items[taken])
-            if done is not None:
-                done(items[taken])
-                reported(block=False)
+            own(taken)
+            reported(block=False)
             if reap(block=False):  # a child reached per_child: a new one takes its place
                 spawn()
         if reports is not None:  # no child is forked any more: the reports end when the children have
             reports.stop_writing()
             reported(block=True)
         while (taken := queue.take()) is not None:  # what no child took (listening, children that ended early): here
-            work(items[taken])
-            if done is not None:
-                done(items[taken])
+            own(taken)
     except BaseException:
         queue.close()  # nothing more for the children to take: they end after their current chunk
         raise
