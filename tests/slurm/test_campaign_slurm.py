@@ -234,7 +234,7 @@ def test_attach_scancel_keeps_finished_levels_and_resume_reruns_only_that_task(
         results: results
         server:
           command: [{sys.executable}, -m, bench.testing.testserver, --port, "{{port}}", --ttft-ms, "5", --itl-ms, "250",
-                    --output-tokens, "64"]
+                    --output-tokens, "64", --pause-file, "{tmp_path}/pause-{{port}}"]
           ready_timeout_s: 60
         slurm: {{partition: {PARTITION}}}
         """,
@@ -243,17 +243,22 @@ def test_attach_scancel_keeps_finished_levels_and_resume_reruns_only_that_task(
     _bench(slurm, repo.root, "submit", str(camp))
     plan = read_plan(tmp_path / "camp" / "results")
     first = plan.submissions[0]
-    # the long task finished level C=1; its level C=2 takes ~20 s (40 tokens 250 ms apart, twice), for the scancel
-    # to land in even on a loaded machine (with 120 ms, ~10 s, the full suite on 2 busy cores once missed it)
+    # the long task finished level C=1; its server is paused (no further token) before its level C=2 (~20 s: 40 tokens
+    # 250 ms apart, twice) can end, so the scancel lands in that level however long Slurm takes to deliver it (on 2
+    # busy cores it once took longer than the level, when the level was only timed)
     record_path = _wait_for_levels(plan.records_dir(1), 1)
+    port = int(json.loads(record_path.read_text(encoding="utf-8"))["server"]["url"].rsplit(":", 1)[1])
+    pause = tmp_path / f"pause-{port}"
+    pause.touch()
     slurm.run("scancel", f"{first.array_job}_1")
     _wait_all(slurm, plan)
+    pause.unlink()
 
     cut = load_record(record_path).record
     assert cut.status.state == "partial" and "received SIGTERM" in (cut.status.message or ""), cut.status
     assert [lv.concurrency for lv in cut.levels] == [1]  # the finished level is kept
     assert cut.server.command is None and cut.provenance.test_server  # attached to the campaign's server
-    port = int(cut.server.url.rsplit(":", 1)[1])
+    assert int(str(cut.server.url).rsplit(":", 1)[1]) == port
     assert _servers_on(port) == []  # the campaign's server was stopped with the task
     (short,) = _records(plan, 0)
     assert short.status.state == "complete"
@@ -322,7 +327,7 @@ def test_a_harness_killed_without_warning_keeps_its_finished_levels(slurm: Slurm
     assert task["state"] == "partial" and (task["slurm"]["state"], task["slurm"]["exit_code"]) == ("FAILED", "0:9")
     # The harness had no chance to stop its server. Under proctrack/cgroup Slurm ends every process of the job;
     # this cluster's proctrack/linuxproc loses a re-parented process, so the test stops the server it caused.
-    for pid in _pids_with("bench.testing.testserver", f"--port {rec.server.url.rsplit(':', 1)[1]} "):
+    for pid in _pids_with("bench.testing.testserver", f"--port {str(rec.server.url).rsplit(':', 1)[1]} "):
         os.kill(pid, signal.SIGKILL)
 
 

@@ -330,6 +330,46 @@ def test_fault_modes_on_the_wire() -> None:
     assert hang.count(": still working") >= 2
 
 
+def test_pause_file_holds_tokens_while_it_exists(tmp_path: Any) -> None:
+    pause = tmp_path / "pause"
+    body = {"prompt": "x", "max_tokens": 6, "stream": True}
+
+    async def go() -> tuple[str, str, float]:
+        loop = asyncio.get_running_loop()
+        received: list[tuple[float, bytes]] = []
+
+        def text() -> str:
+            return b"".join(c for _, c in received).decode()
+
+        async with (
+            serve(TestServerConfig(ttft_ms=1, itl_ms=100, pause_file=str(pause))) as srv,
+            httpx.AsyncClient(base_url=srv.url) as client,
+            client.stream("POST", "/v1/completions", json=body) as response,
+        ):
+
+            async def read() -> None:
+                async for chunk in response.aiter_bytes():
+                    received.append((loop.time(), chunk))
+
+            reader = asyncio.create_task(read())
+            while text().count("data: {") < 2:
+                await asyncio.sleep(0.005)
+            pause.touch()
+            await asyncio.sleep(1.2)
+            held = text()
+            pause.unlink()
+            resumed = loop.time()
+            await asyncio.wait_for(reader, timeout=5)
+        return held, text(), received[-1][0] - resumed
+
+    held, whole, after = run(go())
+    # at most the token already on its way once the file exists, then keep-alive comments only
+    assert held.count("data: {") <= 3 and "[DONE]" not in held and held.count(": still working") >= 2
+    events = _events(whole)
+    assert events[-1] == "[DONE]" and sum(1 for e in events if isinstance(e, dict) and e["choices"][0]["text"]) == 6
+    assert after < 1.0  # the rest comes within ~50 ms of the file's removal, not after a timeout
+
+
 def test_fault_fields_are_validated() -> None:
     with pytest.raises(ValueError, match="hang_after_chunks must be >= 0"):
         TestServerConfig(hang_after_chunks=-1)

@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--spin-us", type=int, default=0, help="yield-spin this long before each deadline (epoll)")
     faults = p.add_argument_group("fault modes (see tests/runner/fault_cases.py)")
     faults.add_argument("--hang-after-chunks", type=int, default=None, help="stop sending tokens, keep streams open")
+    faults.add_argument(
+        "--pause-file", default=None, metavar="PATH", help="while PATH exists, send no more tokens (streams stay open)"
+    )
     faults.add_argument("--bad-body", choices=["html", "malformed_sse"], default=None)
     faults.add_argument("--never-ready", action="store_true", help="/health answers 503 forever")
     faults.add_argument("--max-streams", type=int, default=None, help="answer 503 while this many streams run")
@@ -85,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             model=args.model,
             spin_us=args.spin_us,
             hang_after_chunks=args.hang_after_chunks,
+            pause_file=args.pause_file,
             bad_body=args.bad_body,
             ready=not args.never_ready,
             max_streams=args.max_streams,

@@ -33,6 +33,7 @@ class TestServerConfig:
     model: str = SERVER_NAME
     spin_us: int = 0  # yield-spin this long before each deadline (for epoll loops)
     hang_after_chunks: int | None = None  # stop sending tokens after this many chunks, keep the connection open
+    pause_file: str | None = None  # while this file exists, streams send no further token (they stay open)
     bad_body: Literal["html", "malformed_sse"] | None = None  # answer 200 with an HTML page / non-JSON events
     ready: bool = True  # False: /health answers 503 forever (a server that never finishes loading)
     max_streams: int | None = None  # over capacity: answer 503 while this many streams are in flight

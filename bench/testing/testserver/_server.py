@@ -276,6 +276,10 @@ class TestServer:
             if cfg.hang_after_chunks is not None and k == cfg.hang_after_chunks:
                 await _hang(writer)
                 return False
+            if cfg.pause_file is not None and os.path.exists(cfg.pause_file):
+                await _hang(writer, while_exists=cfg.pause_file)
+                if writer.transport.is_closing():
+                    return False
             if cfg.fail_after_chunks is not None and k == cfg.fail_after_chunks:
                 if cfg.fail_mode == "close":
                     writer.close()  # no terminating chunk: the client sees an incomplete body
@@ -315,12 +319,18 @@ class TestServer:
         await writer.drain()
 
 
-async def _hang(writer: asyncio.StreamWriter, interval_s: float = 0.5) -> None:
-    """Send no more tokens, but keep the stream open (an SSE comment now and then) until the client leaves."""
-    while not writer.transport.is_closing():
-        writer.write(sse_comment(b"still working"))
-        await writer.drain()  # raises ConnectionError once the client has gone
-        await asyncio.sleep(interval_s)
+async def _hang(writer: asyncio.StreamWriter, interval_s: float = 0.5, while_exists: str | None = None) -> None:
+    """Send no more tokens, but keep the stream open (an SSE comment now and then) until the client leaves, or, given
+    ``while_exists``, until that file is gone (checked every 50 ms)."""
+    step_s = interval_s if while_exists is None else 0.05
+    waited = interval_s
+    while not writer.transport.is_closing() and (while_exists is None or os.path.exists(while_exists)):
+        if waited >= interval_s:
+            writer.write(sse_comment(b"still working"))
+            await writer.drain()  # raises ConnectionError once the client has gone
+            waited = 0.0
+        await asyncio.sleep(step_s)
+        waited += step_s
 
 
 @contextlib.asynccontextmanager
