@@ -30,11 +30,13 @@ two independent bootstraps and the hierarchical bootstrap need.
 
 from __future__ import annotations
 
+import ctypes
 import math
+import os
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,6 +47,7 @@ __all__ = [
     "BootstrapResult",
     "RunValues",
     "Stream",
+    "blas_on_one_thread",
     "bootstrap_many",
     "bootstrap_ratio",
     "bootstrap_side",
@@ -191,17 +194,69 @@ def stream(seed: int, *labels: str) -> Stream:
 
 
 PRODUCT_SIZE = 250_000
-"""Multiply-adds per matrix product, at most. OpenBLAS runs a product of up to 262,144 multiply-adds on the calling
-thread and hands a larger one to its thread pool; on a machine whose cores are busy (a site build beside other
-work) that hand-off costs more than the product: measured on a busy 2-core machine, W (2000 × 96) @ X (96 × 8) took
-11 ms in one product and 0.1 ms as blocks of rows. So every product is cut into blocks below that size."""
+"""Multiply-adds per matrix product, at most, where BLAS may use threads. OpenBLAS runs a product of up to 262,144
+multiply-adds on the calling thread and hands a larger one to its thread pool; on a machine whose cores are busy (a
+site build beside other work) that hand-off costs more than the product: measured on a busy 2-core machine, W (2000 ×
+96) @ X (96 × 8) took 11 ms in one product and 0.1 ms as blocks of rows. So where :func:`blas_on_one_thread` cannot
+keep BLAS on the calling thread, every product is cut into blocks below that size."""
+
+_OPENBLAS_THREADS = (  # (set, get) as NumPy's wheels (scipy-openblas, 64-bit ints) and plain OpenBLAS name them
+    ("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+    ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+    ("openblas_set_num_threads", "openblas_get_num_threads"),
+)
+_one_thread: bool | None = None
+
+
+def blas_on_one_thread() -> bool:
+    """Keep this process's OpenBLAS (the one NumPy loaded) on the calling thread, once; True when it is.
+
+    The bootstrap's products are many and small (a few million multiply-adds), and a site build already spreads its
+    work over processes (:func:`bench.site.in_workers`, whose children inherit the setting): BLAS threads only add
+    hand-offs. On one thread a whole product is about twice as fast as the same product in blocks small enough to
+    stay off the thread pool (measured on a 2-core machine: W (2000 × 96) @ X (96 × 480), 4.4 against 9.0 ms).
+    Another BLAS (MKL, Accelerate), or none found: False, and
+    :func:`_product` cuts products into blocks. The numbers are the same either way (:func:`exact_columns`)."""
+    global _one_thread
+    if _one_thread is None:
+        found = openblas_threads()
+        if found is not None:
+            found[0](1)
+        _one_thread = found is not None and found[1]() == 1
+    return _one_thread
+
+
+def openblas_threads() -> tuple[Callable[[int], None], Callable[[], int]] | None:
+    """The OpenBLAS loaded in this process (Linux): its functions that set and get its thread count; None if none."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as fh:
+            paths = {line.split(None, 5)[-1].strip() for line in fh if "openblas" in line.lower()}
+    except OSError:  # not Linux
+        return None
+    for path in sorted(p for p in paths if p.startswith("/")):
+        try:
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_GLOBAL)
+        except OSError:
+            continue
+        for set_name, get_name in _OPENBLAS_THREADS:
+            setter, getter = getattr(lib, set_name, None), getattr(lib, get_name, None)
+            if setter is not None and getter is not None:
+                setter.argtypes, setter.restype, getter.argtypes, getter.restype = (
+                    [ctypes.c_int],
+                    None,
+                    [],
+                    ctypes.c_int,
+                )
+                return setter, getter
+    return None
 
 
 def _product(w: FloatArray, x: FloatArray) -> FloatArray:
-    """``w @ x`` (x: n × columns) in blocks of at most :data:`PRODUCT_SIZE` multiply-adds (same numbers)."""
+    """``w @ x`` (x: n × columns): one product where BLAS stays on this thread (:func:`blas_on_one_thread`), else in
+    blocks of at most :data:`PRODUCT_SIZE` multiply-adds (same numbers)."""
     n_boot, n = w.shape
     cols = x.shape[1]
-    if n_boot * n * cols <= PRODUCT_SIZE:
+    if n_boot * n * cols <= PRODUCT_SIZE or blas_on_one_thread():
         return w @ x
     col_step = max(1, min(cols, PRODUCT_SIZE // (n * 8)))
     row_step = max(1, PRODUCT_SIZE // (n * col_step))
@@ -282,45 +337,110 @@ def bootstrap_many(
             placed.append(spots)
         where.append(placed)
     sums = {block: _sums(source, block[0], block[1], n_boot, cols) for block, cols in blocks.items()}
+    out: list[list[BootstrapResult] | None] = [None] * len(jobs)
+    single: dict[tuple[int, int], list[int]] = {}  # block -> the jobs of one run whose figures all lie in it
+    for j, (figures, placed) in enumerate(zip(jobs, where, strict=True)):
+        if _SINGLE_RUNS_TOGETHER and len(figures[0]) == 1 and len({spots[0][0] for spots in placed}) == 1:
+            single.setdefault(placed[0][0][0], []).append(j)
+        else:
+            out[j] = _results(figures, placed, sums, n_boot, source)
+    for block, js in single.items():
+        for j, results in zip(
+            js, _single_run_results(block, sums[block], [(jobs[j], where[j]) for j in js]), strict=True
+        ):
+            out[j] = results
+    done = [results for results in out if results is not None]
+    assert len(done) == len(jobs)
+    return done
+
+
+_SINGLE_RUNS_TOGETHER = True  # tests turn it off: the draws are then made job by job (the same numbers)
+Spots = list[list[tuple[tuple[int, int], int, int]]]  # figure -> run -> (block, column of the values, of the times)
+Sums = tuple[FloatArray, FloatArray, FloatArray]  # a block's products, its columns' sums, their sums on the grid
+
+
+def _results(
+    figures: Sequence[Sequence[RunValues]],
+    placed: Spots,
+    sums: dict[tuple[int, int], Sums],
+    n_boot: int,
+    source: Stream,
+) -> list[BootstrapResult]:
+    """One side's results, figure by figure and run by run."""
+    n_runs = len(figures[0])
+    per_run = np.empty((n_runs, len(figures), n_boot), dtype=np.float64)  # each figure's draws contiguous
+    points = np.empty((n_runs, len(figures)), dtype=np.float64)
+    for k, (runs, spots) in enumerate(zip(figures, placed, strict=True)):
+        for i, (rv, (block, v, t)) in enumerate(zip(runs, spots, strict=True)):
+            drawn, observed, rounded = sums[block]
+            s = drawn[:, v]
+            if rv.kind == "mean":
+                per_run[i, k] = s / block[1]
+                points[i, k] = observed[v] / block[1]
+                continue
+            assert rv.duration_s
+            points[i, k] = observed[v] / rv.duration_s
+            if t < 0:
+                per_run[i, k] = s / rv.duration_s
+            else:
+                per_run[i, k] = s / (rv.duration_s * drawn[:, t] / rounded[t])
+    if n_runs == 1:
+        draws = per_run[0]
+    else:  # runs resampled with replacement: the mean over each resample's chosen runs
+        chosen = source.runs(n_runs, n_boot)
+        at = np.arange(n_boot)
+        total = per_run[chosen[:, 0], :, at].T  # figures × draws: the first chosen run of each resample
+        for i in range(1, n_runs):  # added run by run: the same order whatever the number of figures
+            total = total + per_run[chosen[:, i], :, at].T
+        draws = total / n_runs
+    return [
+        BootstrapResult(
+            point=float(np.mean(points[:, k])),
+            draws=draws[k],
+            n_requests=sum(len(r.values) for r in runs),
+            n_runs=n_runs,
+        )
+        for k, runs in enumerate(figures)
+    ]
+
+
+def _single_run_results(
+    block: tuple[int, int], sums: Sums, sides: Sequence[tuple[Sequence[Sequence[RunValues]], Spots]]
+) -> list[list[BootstrapResult]]:
+    """The results of sides of one run each, all of whose figures lie in ``block``: every figure's draws in a few
+    array operations for all the sides (a site build's levels, one side each), element by element the operations of
+    :func:`_results` (the same numbers, ``==``)."""
+    drawn, observed, rounded = sums
+    values: list[int] = []
+    times: list[int] = []
+    divisors: list[float] = []  # a mean's request count, a rate's duration
+    for figures, placed in sides:
+        for (rv,), ((_, v, t),) in zip(figures, placed, strict=True):
+            values.append(v)
+            times.append(t)
+            divisors.append(float(block[1]) if rv.kind == "mean" else float(rv.duration_s or 0.0))
+    v_at = np.asarray(values, dtype=np.intp)
+    t_at = np.asarray(times, dtype=np.intp)
+    div = np.asarray(divisors, dtype=np.float64)
+    picked = drawn[:, v_at]
+    draws = picked / div
+    scaled = np.flatnonzero(t_at >= 0)  # rates whose resamples' durations scale with their E2E times
+    if scaled.size:
+        t_cols = t_at[scaled]
+        draws[:, scaled] = picked[:, scaled] / (div[scaled] * drawn[:, t_cols] / rounded[t_cols])
+    rows = np.ascontiguousarray(draws.T)  # one figure's draws per row
+    points = observed[v_at] / div
     out: list[list[BootstrapResult]] = []
-    for figures, placed in zip(jobs, where, strict=True):
-        n_runs = len(figures[0])
-        per_run = np.empty((n_runs, len(figures), n_boot), dtype=np.float64)  # each figure's draws contiguous
-        points = np.empty((n_runs, len(figures)), dtype=np.float64)
-        for k, (runs, spots) in enumerate(zip(figures, placed, strict=True)):
-            for i, (rv, (block, v, t)) in enumerate(zip(runs, spots, strict=True)):
-                drawn, observed, rounded = sums[block]
-                s = drawn[:, v]
-                if rv.kind == "mean":
-                    per_run[i, k] = s / block[1]
-                    points[i, k] = observed[v] / block[1]
-                    continue
-                assert rv.duration_s
-                points[i, k] = observed[v] / rv.duration_s
-                if t < 0:
-                    per_run[i, k] = s / rv.duration_s
-                else:
-                    per_run[i, k] = s / (rv.duration_s * drawn[:, t] / rounded[t])
-        if n_runs == 1:
-            draws = per_run[0]
-        else:  # runs resampled with replacement: the mean over each resample's chosen runs
-            chosen = source.runs(n_runs, n_boot)
-            at = np.arange(n_boot)
-            total = per_run[chosen[:, 0], :, at].T  # figures × draws: the first chosen run of each resample
-            for i in range(1, n_runs):  # added run by run: the same order whatever the number of figures
-                total = total + per_run[chosen[:, i], :, at].T
-            draws = total / n_runs
+    at = 0
+    for figures, _ in sides:
+        own = rows[at : at + len(figures)].copy()  # each side's own array: no side holds the whole batch's
         out.append(
             [
-                BootstrapResult(
-                    point=float(np.mean(points[:, k])),
-                    draws=draws[k],
-                    n_requests=sum(len(r.values) for r in runs),
-                    n_runs=n_runs,
-                )
+                BootstrapResult(point=float(points[at + k]), draws=own[k], n_requests=len(runs[0].values), n_runs=1)
                 for k, runs in enumerate(figures)
             ]
         )
+        at += len(figures)
     return out
 
 

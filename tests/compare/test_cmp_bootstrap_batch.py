@@ -4,7 +4,9 @@ products (the same numbers in any batch and any BLAS block), independent streams
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -124,8 +126,43 @@ def test_products_in_blocks_equal_one_product(monkeypatch: pytest.MonkeyPatch) -
     w = stream(1).weights(0, 384, 2000)
     x = exact_columns(g.lognormal(2, 1, (40, 384)), 384).T
     assert np.array_equal(_product(w, x), w @ x)
+    monkeypatch.setattr(boot, "_one_thread", False)  # as where BLAS could not be kept on one thread
     monkeypatch.setattr(boot, "PRODUCT_SIZE", 5000)  # tiny blocks: many rows and column blocks
-    assert np.array_equal(_product(w, x), w @ x)
+    calls: list[tuple[int, ...]] = []
+
+    class Spy(np.ndarray):
+        def __matmul__(self, other: Any) -> Any:
+            calls.append((*self.shape, *other.shape))
+            return np.asarray(self) @ other
+
+    assert np.array_equal(_product(w.view(Spy), x), w @ x)
+    assert len(calls) > 1 and all(a * b * d <= 5000 for a, b, _, d in calls)
+
+
+def test_openblas_is_kept_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # NumPy's wheels (the project's pinned NumPy) bring OpenBLAS: found, and set to one thread once, which a forked
+    # child (a site build's worker) keeps
+    assert "openblas" in np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]
+    found = boot.openblas_threads()
+    assert found is not None
+    set_threads, get_threads = found
+    set_threads(2)
+    assert get_threads() == 2
+    monkeypatch.setattr(boot, "_one_thread", None)
+    assert boot.blas_on_one_thread() and get_threads() == 1
+    set_threads(2)
+    assert boot.blas_on_one_thread() and get_threads() == 2  # once per process: not set again
+    monkeypatch.setattr(boot, "_one_thread", None)
+    assert boot.blas_on_one_thread()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(write, str(get_threads()).encode())
+        os._exit(0)
+    os.close(write)
+    assert os.read(read, 8) == b"1"
+    os.waitpid(pid, 0)
+    os.close(read)
 
 
 def test_a_batch_gives_each_side_exactly_its_own_draws() -> None:
@@ -149,6 +186,45 @@ def test_a_batch_gives_each_side_exactly_its_own_draws() -> None:
         alone = bootstrap_sides(job, 2000, src)
         for a, b in zip(alone, got, strict=True):
             assert a.point == b.point and np.array_equal(a.draws, b.draws)
+
+
+def test_sides_of_one_run_made_together_are_the_sides_made_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a site build's levels: one run each, every figure on the level's requests; made in a few array operations for
+    # all of them, they get exactly the numbers the figure-by-figure path gives
+    g = np.random.default_rng(7)
+
+    def side(n: int, duration: float) -> list[list[RunValues]]:
+        vals, tok = g.lognormal(4, 0.3, n).tolist(), g.integers(1, 300, n).astype(float).tolist()
+        times = g.uniform(0.5, 3, n).tolist()
+        return [
+            [RunValues(vals, "mean")],
+            [RunValues(tok, "rate", duration_s=duration, times=times)],
+            [RunValues(vals, "rate", duration_s=duration, times=times)],  # the same times: one column
+            [RunValues(tok, "rate", duration_s=duration)],  # no times: the duration as it is
+            [RunValues(g.lognormal(1, 1, n).tolist(), "mean")],
+        ]
+
+    jobs = [side(n, float(g.uniform(1, 9))) for n in (48, 48, 96, 48, 7, 96)] + [[[RunValues([3.0], "mean")]]]
+    jobs.append([[RunValues([1.0, 2.0], "mean"), RunValues([4.0, 1.0], "mean")]])  # two runs: the other path
+    src = stream(3, "interval")
+    calls: list[int] = []
+    real = boot._single_run_results
+
+    def counting(block: Any, sums: Any, sides: Any) -> Any:
+        calls.append(len(sides))
+        return real(block, sums, sides)
+
+    monkeypatch.setattr(boot, "_single_run_results", counting)
+    together = bootstrap_many(jobs, 2000, src)
+    assert sorted(calls) == [1, 1, 2, 3]  # by request count: 1, 7, 96 (twice), 48 (three times)
+    monkeypatch.setattr(boot, "_SINGLE_RUNS_TOGETHER", False)
+    one_by_one = bootstrap_many(jobs, 2000, src)
+    assert len(calls) == 4
+    for got, want in zip(together, one_by_one, strict=True):
+        assert len(got) == len(want)
+        for a, b in zip(got, want, strict=True):
+            assert (a.point, a.n_requests, a.n_runs) == (b.point, b.n_requests, b.n_runs)
+            assert np.array_equal(a.draws, b.draws) and a.draws.flags.c_contiguous
 
 
 def test_a_levels_times_are_one_column_of_the_product(monkeypatch: pytest.MonkeyPatch) -> None:
