@@ -32,7 +32,7 @@ from bench.record.model import Record
 
 from ._between_builds import Carried
 from ._site_data import SiteData
-from ._workers import FORK_RESIDENT_MAX, forks, in_workers
+from ._workers import CHUNKED_RESIDENT_MAX, FORK_RESIDENT_MAX, forks, in_workers
 
 __all__ = [
     "PageJob",
@@ -46,6 +46,9 @@ __all__ = [
 
 KIND = "markdown"  # a namespace inside the keys (they share the cache's page folder)
 MIN_PARALLEL = 4  # fewer pages to make than this (a `mkdocs serve` rebuild after one new record makes 2): no fork
+# Jobs per forked child where the build holds more than FORK_RESIDENT_MAX (10,000 records): each child gives back
+# what it copied of the parent's memory after this many experiments' or configurations' pages
+JOBS_PER_CHILD = 10
 
 Made = list[tuple[str, str]]  # pages as (docs-relative path, Markdown)
 
@@ -117,13 +120,18 @@ def fill_pages(site: SiteData, jobs: Sequence[PageJob], workers: int) -> int:
     """Make the pages the site cache lacks in ``workers`` processes (``bench.site.in_workers``), into the cache,
     where :func:`kept_pages` finds them (a page a child could not make, e.g. one that fails, is made there again and
     fails there); returns the children that ended well. On a cold build of 1,000 records the experiments' and
-    histories' pages took most of the generator's time in one process."""
+    histories' pages took most of the generator's time in one process.
+
+    A build holding more than ``FORK_RESIDENT_MAX`` (10,000 records) forks children of :data:`JOBS_PER_CHILD` jobs
+    each (``in_workers``'s ``per_child``), as the record pages do, up to ``CHUNKED_RESIDENT_MAX``: one child for all
+    of them took such a build to 1,971 MiB."""
     cache = site.cache
-    if cache is None or not forks(workers, FORK_RESIDENT_MAX):  # made in this process as they are asked for
+    if cache is None or not forks(workers, CHUNKED_RESIDENT_MAX):  # made in this process as they are asked for
         return 0
     missing = [job for job in jobs if job.key() not in _KEPT and not cache.has_page(job.key())]
     if len(missing) < MIN_PARALLEL:
         return 0
+    per_child = None if forks(workers, FORK_RESIDENT_MAX) else JOBS_PER_CHILD
 
     def make(share: Sequence[PageJob]) -> None:
         for job in share:
@@ -131,7 +139,9 @@ def fill_pages(site: SiteData, jobs: Sequence[PageJob], workers: int) -> int:
             if job.ahead is not None:
                 job.ahead()
 
-    return in_workers(missing, make, workers, child_setup=lambda: None, max_resident=FORK_RESIDENT_MAX)
+    return in_workers(
+        missing, make, workers, child_setup=lambda: None, max_resident=CHUNKED_RESIDENT_MAX, per_child=per_child
+    )
 
 
 def kept_pages(site: SiteData, key: Callable[[], str], make: Callable[[], Made]) -> Made:

@@ -213,6 +213,7 @@ def test_a_build_too_large_to_fork_makes_its_pages_as_they_are_asked_for(
     import bench.site._page_inputs as page_inputs
 
     monkeypatch.setattr(page_inputs, "FORK_RESIDENT_MAX", 2**20)  # this process holds more: no child would share it
+    monkeypatch.setattr(page_inputs, "CHUNKED_RESIDENT_MAX", 2**20)  # nor a child of a few pages
     site = load_site(records, DOCS, cache=SiteCache(tmp_path / "cache"))
     with _counting_experiment_pages() as made:
         pages = site_pages(site, workers=2)
@@ -221,6 +222,33 @@ def test_a_build_too_large_to_fork_makes_its_pages_as_they_are_asked_for(
         rest = dict(pages)
     assert made == site.all_experiments
     assert rest == {k: v for k, v in site_pages(load_site(records, DOCS)) if k != "records/index.md"}
+
+
+def test_a_large_build_makes_its_pages_in_children_of_a_few_jobs_each(
+    records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bench.site._page_inputs as page_inputs
+
+    one = dict(site_pages(load_site(records, DOCS, cache=SiteCache(tmp_path / "one"))))
+    monkeypatch.setattr(page_inputs, "FORK_RESIDENT_MAX", 2**20)  # too large for one child to the end
+    monkeypatch.setattr(page_inputs, "JOBS_PER_CHILD", 1)
+    calls: list[tuple[int, int | None, int]] = []
+    real = page_inputs.in_workers
+
+    def counting(items: Any, *args: Any, **kwargs: Any) -> int:
+        ended = real(items, *args, **kwargs)
+        calls.append((len(items), kwargs.get("per_child"), ended))
+        return ended
+
+    monkeypatch.setattr(page_inputs, "in_workers", counting)
+    site = load_site(records, DOCS, cache=SiteCache(tmp_path / "two"))
+    with _counting_experiment_pages() as made:
+        two = dict(site_pages(site, workers=2))
+    assert two == one
+    ((jobs, per_child, ended),) = calls
+    # one job per child: the children that ended well are as many as the jobs they took (the rest were made here)
+    assert per_child == 1 and jobs >= page_inputs.MIN_PARALLEL and ended >= 2
+    assert ended + len(made) >= len(site.all_experiments)
 
 
 def test_the_comparison_downloads_of_a_childs_experiments_are_made_there(
