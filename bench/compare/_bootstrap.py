@@ -215,8 +215,8 @@ def blas_on_one_thread() -> bool:
     work over processes (:func:`bench.site.in_workers`, whose children inherit the setting): BLAS threads only add
     hand-offs. On one thread a whole product is about twice as fast as the same product in blocks small enough to
     stay off the thread pool (measured on a 2-core machine: W (2000 × 96) @ X (96 × 480), 4.4 against 9.0 ms).
-    Another BLAS (MKL, Accelerate), or none found: False, and
-    :func:`_product` cuts products into blocks. The numbers are the same either way (:func:`exact_columns`)."""
+    Another BLAS (MKL, Accelerate), or none found: False, and :func:`_product` cuts products into blocks. The numbers
+    are the same either way (:func:`exact_columns`)."""
     global _one_thread
     if _one_thread is None:
         found = openblas_threads()
@@ -241,12 +241,8 @@ def openblas_threads() -> tuple[Callable[[int], None], Callable[[], int]] | None
         for set_name, get_name in _OPENBLAS_THREADS:
             setter, getter = getattr(lib, set_name, None), getattr(lib, get_name, None)
             if setter is not None and getter is not None:
-                setter.argtypes, setter.restype, getter.argtypes, getter.restype = (
-                    [ctypes.c_int],
-                    None,
-                    [],
-                    ctypes.c_int,
-                )
+                setter.argtypes, setter.restype = [ctypes.c_int], None
+                getter.argtypes, getter.restype = [], ctypes.c_int
                 return setter, getter
     return None
 
@@ -337,21 +333,16 @@ def bootstrap_many(
             placed.append(spots)
         where.append(placed)
     sums = {block: _sums(source, block[0], block[1], n_boot, cols) for block, cols in blocks.items()}
-    out: list[list[BootstrapResult] | None] = [None] * len(jobs)
+    made: dict[int, list[BootstrapResult]] = {}  # by job
     single: dict[tuple[int, int], list[int]] = {}  # block -> the jobs of one run whose figures all lie in it
     for j, (figures, placed) in enumerate(zip(jobs, where, strict=True)):
         if _SINGLE_RUNS_TOGETHER and len(figures[0]) == 1 and len({spots[0][0] for spots in placed}) == 1:
             single.setdefault(placed[0][0][0], []).append(j)
         else:
-            out[j] = _results(figures, placed, sums, n_boot, source)
+            made[j] = _results(figures, placed, sums, n_boot, source)
     for block, js in single.items():
-        for j, results in zip(
-            js, _single_run_results(block, sums[block], [(jobs[j], where[j]) for j in js]), strict=True
-        ):
-            out[j] = results
-    done = [results for results in out if results is not None]
-    assert len(done) == len(jobs)
-    return done
+        made.update(zip(js, _single_run_results(block, sums[block], [(jobs[j], where[j]) for j in js]), strict=True))
+    return [made[j] for j in range(len(jobs))]
 
 
 _SINGLE_RUNS_TOGETHER = True  # tests turn it off: the draws are then made job by job (the same numbers)

@@ -323,14 +323,14 @@ async def _hang(writer: asyncio.StreamWriter, interval_s: float = 0.5, while_exi
     """Send no more tokens, but keep the stream open (an SSE comment now and then) until the client leaves, or, given
     ``while_exists``, until that file is gone (checked every 50 ms)."""
     step_s = interval_s if while_exists is None else 0.05
-    waited = interval_s
+    every = max(1, round(interval_s / step_s))  # steps between two comments
+    steps = 0
     while not writer.transport.is_closing() and (while_exists is None or os.path.exists(while_exists)):
-        if waited >= interval_s:
+        if steps % every == 0:
             writer.write(sse_comment(b"still working"))
             await writer.drain()  # raises ConnectionError once the client has gone
-            waited = 0.0
         await asyncio.sleep(step_s)
-        waited += step_s
+        steps += 1
 
 
 @contextlib.asynccontextmanager
