@@ -19,6 +19,10 @@ made from), and the next build (kept by ``bench.site.SiteCache`` in its code ver
 without making it again, reading it or hashing it, if the kept file's size and modification time are still those the
 last build saw (:meth:`Outputs.recall`): as git's index trusts a file's stat, an edit in place changes them.
 
+A file another process of the same build already kept (the record downloads that the workers reading the records
+keep: :meth:`keep_offered` there, :meth:`offer` here) is linked the same way, if the kept file's size and modification
+time are still those that process saw.
+
 A large file joined from parts (the downloads of every record's rows: 430 MB at 10,000 records) that changed in some
 parts only is made by :meth:`Outputs.keep_joined`: each part whose key the last such file of the same name held is
 copied from that file (trusted the same way, by its size and modification time), not made again.
@@ -37,7 +41,7 @@ from pathlib import Path
 
 from bench.atomic_write import new_file_mode, temporary_file, write_atomic
 
-__all__ = ["KEPT_FILES_KEY", "Joined", "Outputs", "Recalled"]
+__all__ = ["KEPT_FILES_KEY", "Joined", "Offered", "Outputs", "Recalled"]
 
 # Where a generator adapter lists the downloads it kept ({docs-relative path: kept file}), in its config (hooks/).
 KEPT_FILES_KEY = "benchbook_kept_files"
@@ -47,6 +51,9 @@ PRUNE_EVERY_S = GRACE_S / 4
 
 # What a build made, by a key of its inputs: {inputs: (kept file, its size, its mtime in ns)} (Outputs.recall)
 Recalled = dict[str, tuple[str, int, int]]
+# A file kept by another process of this build, as that process saw it: (its name, i.e. the bytes' sha256; its size;
+# its mtime in ns) (Outputs.keep_offered, Outputs.offer)
+Offered = tuple[str, int, int]
 # What a build joined from parts (Outputs.keep_joined), by the file's name in the site: (kept file, its size, its
 # mtime in ns, {part key: (offset, length) of the part's bytes in it})
 Joined = dict[str, tuple[str, int, int, dict[str, tuple[int, int]]]]
@@ -73,6 +80,7 @@ class Outputs:
     _mode: int | None = None  # the permission bits of a new file (new_file_mode), once known
     last_joined: Joined = field(default_factory=dict)  # what the last build joined from parts (keep_joined)
     _joined: Joined = field(default_factory=dict)  # this build's
+    _offered: Recalled = field(default_factory=dict)  # what other processes of this build kept (offer), by inputs
 
     @property
     def remember(self) -> bool:
@@ -80,22 +88,38 @@ class Outputs:
         return self.last is not None
 
     def recall(self, inputs: str) -> Path | None:
-        """The kept file that the last build made from ``inputs`` (a key of everything the file is made from), if it
-        still is as that build left it (size and modification time: a site file changed in place changes them);
-        None otherwise, or when not remembering."""
-        found = self.last.get(inputs) if self.last is not None else None
-        if found is None:
-            return None
-        path, size, mtime_ns = found
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        if st.st_size != size or st.st_mtime_ns != mtime_ns:
-            return None
-        self.used.add(os.path.basename(path))
-        self._recalled[inputs] = found
-        return Path(path)
+        """The kept file that the last build made from ``inputs`` (a key of everything the file is made from), or
+        that another process of this build kept from them (:meth:`offer`), if it still is as that build or process
+        left it (size and modification time: a site file changed in place changes them); None otherwise."""
+        for made in (self.last, self._offered):
+            found = made.get(inputs) if made is not None else None
+            if found is None:
+                continue
+            path, size, mtime_ns = found
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if st.st_size != size or st.st_mtime_ns != mtime_ns:
+                continue
+            self.used.add(os.path.basename(path))
+            if self.last is not None:  # noted for the next build
+                self._recalled[inputs] = found
+            return Path(path)
+        return None
+
+    def keep_offered(self, data: bytes) -> Offered:
+        """:meth:`keep` in a process other than the one that places the site's files: what that one needs to
+        :meth:`offer` the kept file."""
+        kept = self.keep(data)
+        st = os.stat(kept)
+        return kept.name, st.st_size, st.st_mtime_ns
+
+    def offer(self, inputs: str, offered: Offered) -> None:
+        """Take the file another process of this build kept from ``inputs`` (:meth:`keep_offered`): :meth:`recall`
+        gives it while it is as that process saw it."""
+        name, size, mtime_ns = offered
+        self._offered[inputs] = (os.path.join(self.root, name[:2], name), size, mtime_ns)
 
     def note(self, inputs: str, kept: Path) -> None:
         """Remember that ``kept`` was made from ``inputs`` (for :meth:`recall` in the next build)."""

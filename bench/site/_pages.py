@@ -47,6 +47,7 @@ from ._records_table import records_table
 from ._reliability import RELIABILITY_PAGE, reliability_markdown
 from ._shortcodes import shortcode_comparisons
 from ._site_data import SiteData
+from ._site_records import raw_download_key
 from ._text_parts import TextParts
 
 __all__ = ["experiments_index", "records_index", "site_pages"]
@@ -146,7 +147,7 @@ def site_pages(
         if record_pages:
             yield record_page(r), site_record_markdown(site, r)
         digest = getattr(loaded, "digest", None)  # the record file's path and bytes (a SiteRecord's cache key)
-        yield record_json(r), TextParts(partial(_raw, loaded), f"raw\0{digest}" if digest else None)
+        yield record_json(r), TextParts(partial(_raw, loaded), raw_download_key(digest) if digest else None)
         yield record_csv(r), site.rows_download([r.id], "csv")
     everyone = [lr.record.id for lr in site.records]
     for kind in ("csv", "json"):  # keyed as any rows download (by the records' digests), never held whole

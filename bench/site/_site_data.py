@@ -43,6 +43,7 @@ from ._site_records import (
     Rows,
     compact_rows,
     record_text,
+    rows_download_key,
     squeeze,
     unsqueeze,
 )
@@ -346,7 +347,7 @@ class SiteData:
         conf = repr(self.settings.comparison.confidence)
         key = None
         if all(isinstance(d, str) for d in digests):
-            key = hashlib.sha256("\0".join([kind, conf, *map(str, digests)]).encode("ascii")).hexdigest()
+            key = rows_download_key(kind, conf, [str(d) for d in digests])
         keyed = partial(self._csv_keyed, ids) if kind == "csv" else partial(self._json_keyed, ids)
         return TextParts(key=key, keyed=keyed)
 

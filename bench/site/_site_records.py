@@ -13,6 +13,7 @@ the file, else the file's own text (checked unchanged since the build read it).
 from __future__ import annotations
 
 import gc
+import hashlib
 import io
 import json
 import pickle
@@ -28,7 +29,7 @@ from pydantic import BaseModel
 from bench.compare import fingerprint
 from bench.dataframe import COLUMNS, INTERVAL_BATCH, frame_rows, frame_rows_each
 from bench.errors import read_text_file
-from bench.frame_text import csv_fraction, csv_lines, json_lines
+from bench.frame_text import CSV_HEADER, csv_fraction, csv_lines, json_lines
 from bench.record.errors import RecordError
 from bench.record.load import LoadedRecord, LoadResult, load_record, load_records
 from bench.record.model import Record
@@ -37,6 +38,7 @@ from ._between_builds import Carried
 from ._cache import SiteCache, record_key
 from ._file_keys import FileKeys
 from ._lean import SharedValues, SiteRecord, fields_given_key, json_key, lean, whole_record
+from ._outputs import Offered, Outputs
 from ._workers import in_workers
 
 __all__ = [
@@ -45,13 +47,16 @@ __all__ = [
     "SiteRecords",
     "compact_rows",
     "load_site_records",
+    "raw_download_key",
     "record_text",
+    "rows_download_key",
     "squeeze",
     "unsqueeze",
 ]
 
 KIND = "record"
 WHOLE_KIND = "record-whole"
+OFFERED = "offered"  # in a KIND entry a worker wrote: the record's downloads it kept (_kept_downloads)
 Shown = Callable[[LoadedRecord], LoadedRecord]
 
 
@@ -107,6 +112,34 @@ def record_text(rows: Rows) -> RecordText:
 def compact_rows(rows: list[dict[str, Any]], shared: SharedValues) -> Rows:
     """Rows as tuples, their strings shared with every other record's (experiment, variant, engine, ...)."""
     return tuple(tuple(shared[v] if type(v) is str else v for v in (row.get(c) for c in COLUMNS)) for row in rows)
+
+
+def raw_download_key(digest: str) -> str:
+    """What names a record's raw JSON download among the site's outputs (``Outputs.recall``): the record's file (its
+    cache digest, ``record_key``)."""
+    return f"raw\0{digest}"
+
+
+def rows_download_key(kind: str, confidence: str, digests: Sequence[str]) -> str:
+    """What names a download of these records' rows (``kind`` ``csv`` or ``json``) at ``confidence`` (its repr)
+    among the site's outputs: the records' files (their cache digests, in the download's order)."""
+    return hashlib.sha256("\0".join([kind, confidence, *digests]).encode("ascii")).hexdigest()
+
+
+def _kept_downloads(outputs: Outputs, digest: str, confidence: str, raw: str, text: RecordText) -> dict[str, Offered]:
+    """Keep the record's own two downloads (its JSON as the site offers it, redacted; its rows as CSV: the header and
+    its lines, written with its own fraction as a one-record file is) where the build's generator finds them under
+    the keys it gives them (:func:`raw_download_key`, :func:`rows_download_key`): made by the process that read the
+    record, not one by one by the generator after every record is read. A download that cannot be kept is left to
+    the generator."""
+    made: dict[str, Offered] = {}
+    downloads = {raw_download_key(digest): raw, rows_download_key("csv", confidence, [digest]): CSV_HEADER + text.csv}
+    for inputs, data in downloads.items():
+        try:
+            made[inputs] = outputs.keep_offered(data.encode("utf-8"))
+        except OSError:
+            continue
+    return made
 
 
 def _new_entry(
@@ -198,6 +231,7 @@ def _fill_cache(
     if len(missing) < MIN_PARALLEL:
         return early
     conf = repr(confidence)
+    outputs = cache.outputs  # made here: the children keep files where this process's outputs look
 
     def read_back(chunk: Sequence[Path]) -> None:
         for path in chunk:
@@ -205,6 +239,8 @@ def _fill_cache(
             entry = cache.peek(KIND, key, compressed=True)
             if entry is None:  # a record that could not be read: the loading pass reports it (a miss)
                 continue
+            for inputs, offered in entry.get(OFFERED, {}).items():  # the record's downloads, kept by the child
+                outputs.offer(inputs, offered)
             found = _read_entry(entry, conf, shared)  # not the entry itself: its pickles are 100 MB at 1,000 records
             if found.rows is not None and found.text is not None:  # else completed by the loading pass
                 cache.hits += 1  # a hit, as the loading pass would have counted it
@@ -222,8 +258,11 @@ def _fill_cache(
                     continue
             rows = frame_rows_each([whole.record for _, _, whole in ready], confidence=confidence)
             for (path, text_read, whole), mine in zip(ready, rows, strict=True):
-                entry, kept = _entry(whole, text_read, mine, confidence, shared)[:2]
-                _put(cache, key_of(path, text_read), entry, kept)
+                entry, kept, _, _, text = _entry(whole, text_read, mine, confidence, shared)
+                key = key_of(path, text_read)
+                # for this build's read_back alone (a later build's outputs recall them by the last build's notes)
+                entry[OFFERED] = _kept_downloads(outputs, key, conf, whole.raw, text)
+                _put(cache, key, entry, kept)
 
     def key_of(path: Path, text_read: str) -> str:
         return record_key(path.relative_to(root).as_posix(), text_read)

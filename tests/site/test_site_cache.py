@@ -26,6 +26,7 @@ from bench.site._paths import (
 )
 from bench.site._site_data import SiteData
 from bench.site._site_load import redacted_record
+from bench.site._text_parts import TextParts
 
 
 def _pages(site: SiteData) -> dict[str, str]:
@@ -219,6 +220,34 @@ def test_records_kept_between_builds_of_one_process(tmp_path: Path, records: Pat
         keep_loaded_records(False)
     third = load_site(records, cache=SiteCache(tmp_path / "cache"))
     assert all(c.record is not b.record for b, c in zip(second.records, third.records, strict=True))
+
+
+def test_records_read_in_several_processes_keep_their_own_downloads(tmp_path: Path, records: Path) -> None:
+    """The processes that read the records keep each record's JSON and CSV downloads (the build's generator then
+    links them, recalled by the keys it gives them); the bytes are those the generator would write."""
+    cache = SiteCache(tmp_path / "c")
+    site = load_site(records, cache=cache, workers=2)
+    assert len(site.records) >= site_records.MIN_PARALLEL  # read in children, not in this process
+    pages = dict(site_pages(site))
+    found: list[Path] = []
+    for loaded in site.records:
+        for path in (record_json(loaded.record), record_csv(loaded.record)):
+            content = pages[path]
+            assert isinstance(content, TextParts) and content.key is not None
+            kept = cache.outputs.recall(content.key)
+            assert kept is not None, path
+            assert kept.read_bytes() == str(content).encode("utf-8"), path
+            assert kept.name in cache.outputs.used  # not pruned as unused
+            found.append(kept)
+    assert len(set(found)) == 2 * len(site.records)
+    # a kept file changed after the child kept it is not taken (the generator makes the download itself)
+    with found[0].open("ab") as fh:
+        fh.write(b" ")
+    assert cache.outputs.recall(pages[record_json(site.records[0].record)].key) is None  # type: ignore[union-attr]
+    # read in this process alone, nothing is kept ahead of the generator
+    alone = SiteCache(tmp_path / "alone")
+    one = load_site(records, cache=alone)
+    assert all(alone.outputs.recall(pages[record_csv(r.record)].key) is None for r in one.records)  # type: ignore[union-attr]
 
 
 def test_records_read_in_several_processes_load_the_same_site(tmp_path: Path, records: Path) -> None:
