@@ -213,7 +213,9 @@ def _fill_cache(
     """Read the records the cache lacks in ``workers`` processes (``in_workers``), into the cache, where the loading
     pass finds them (a record a child could not read, a bad one above all, is read there again and reported). Their
     entries as this process read them back (by key) while the children still worked (``in_workers``'s ``done``):
-    read back after the children had ended, 10,000 records' entries took 16 s of this process alone."""
+    read back after the children had ended, 10,000 records' entries took 16 s of this process alone. The children
+    also keep each record's own downloads (:func:`_kept_downloads`), which this process offers to its outputs as it
+    reads the entries back."""
     missing: list[Path] = []  # not their text: 1 GB at 10,000 records, read again by the process that reads each
     key_of_path: dict[Path, str] = {}
     for path in sorted(root.rglob("*.json")):
