@@ -119,7 +119,7 @@ class Outputs:
         """Take the file another process of this build kept from ``inputs`` (:meth:`keep_offered`): :meth:`recall`
         gives it while it is as that process saw it."""
         name, size, mtime_ns = offered
-        self._offered[inputs] = (os.path.join(self.root, name[:2], name), size, mtime_ns)
+        self._offered[inputs] = (self._path(name), size, mtime_ns)
 
     def note(self, inputs: str, kept: Path) -> None:
         """Remember that ``kept`` was made from ``inputs`` (for :meth:`recall` in the next build)."""
@@ -138,10 +138,14 @@ class Outputs:
         kept = {name: found for name, found in self.last_joined.items() if name not in self._joined}
         return {**kept, **self._joined}
 
+    def _path(self, name: str) -> str:
+        """Where the kept file called ``name`` (its bytes' sha256) lies."""
+        return os.path.join(self.root, name[:2], name)
+
     def keep(self, data: bytes) -> Path:
         """The kept file holding ``data`` (written when missing or no longer holding it)."""
         name = hashlib.sha256(data).hexdigest()
-        path = os.path.join(self.root, name[:2], name)
+        path = self._path(name)
         self.used.add(name)
         try:
             with open(path, "rb") as fh:
@@ -166,7 +170,7 @@ class Outputs:
                     digest.update(part)
                     fh.write(part)
             name = digest.hexdigest()
-            path = Path(self.root, name[:2], name)
+            path = Path(self._path(name))
             self.used.add(name)
             path.parent.mkdir(exist_ok=True)
             os.replace(tmp, path)
