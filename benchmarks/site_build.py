@@ -8,6 +8,9 @@ never committed) are built with ``mkdocs build --strict`` and the script prints,
   converters the sum of their proportional sets, shared pages counted once; and the kernel's own peak for the main
   process: the larger of the two) of a cold build (an empty site cache,
   ``bench.site._cache``), and the time of the same build again on the cache it filled (*warm*);
+* the CPU seconds of each build (user and system time of its whole process tree: the build and the processes it
+  forked, as the kernel counts them when they end): on a shared machine the wall time moves with the load, the CPU
+  time much less, so ``cpu / plain cpu`` is the steadier ratio;
 * the built site's size and file count, its largest HTML page (size and name) and the search index's size;
 * ``serve``: seconds from writing one new record file (atomically, as ``bench run`` does) to ``mkdocs serve``
   serving that record's page, the median of three records written one after another into one ``mkdocs serve``,
@@ -74,6 +77,7 @@ class Run:
     peak_rss: int  # bytes
     returncode: int
     output: str
+    cpu_s: float = 0.0  # user + system time of the process and every descendant it waited for
 
 
 @dataclass
@@ -91,6 +95,9 @@ class Row:
     serve_s: float | None = None  # the median of serve_samples_s (None: a sample missing)
     serve_samples_s: list[float] = field(default_factory=list)  # each new record's delay, in the order written
     warm_build_s: float | None = None  # the same build again, with the cache the first one filled
+    cpu_s: float | None = None  # the cold build's CPU seconds (Run.cpu_s)
+    warm_cpu_s: float | None = None
+    plain_cpu_s: float | None = None
     warm_peak_rss_mib: float | None = None
     plain_build_s: float | None = None
     plain_peak_rss_mib: float | None = None
@@ -101,6 +108,10 @@ class Row:
     @property
     def ratio(self) -> float | None:
         return self.build_s / self.plain_build_s if self.plain_build_s else None
+
+    @property
+    def cpu_ratio(self) -> float | None:
+        return self.cpu_s / self.plain_cpu_s if self.cpu_s and self.plain_cpu_s else None
 
     @property
     def offline_share(self) -> float | None:
@@ -139,7 +150,7 @@ def _tree_rss(pid: int) -> int:
 
 
 def run_measured(cmd: list[str], cwd: Path, env: dict[str, str]) -> Run:
-    """Run ``cmd`` to the end: wall time and peak memory of its process tree."""
+    """Run ``cmd`` to the end: wall time, peak memory and CPU time of its process tree."""
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -159,7 +170,9 @@ def run_measured(cmd: list[str], cwd: Path, env: dict[str, str]) -> Run:
         sampler.join()
         out.seek(0)
         text = out.read().decode("utf-8", "replace")
-    return Run(elapsed, max(peak[0], usage.ru_maxrss * 1024), proc.returncode, text)
+    # wait4's usage is the child's own and that of every descendant it waited for (a build waits for its workers)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Run(elapsed, max(peak[0], usage.ru_maxrss * 1024), proc.returncode, text, cpu)
 
 
 def mkdocs_env(records: Path, cache: Path | None = None) -> dict[str, str]:
@@ -327,6 +340,7 @@ def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain:
         kind=kind,
         records=n,
         build_s=round(run.seconds, 2),
+        cpu_s=round(run.cpu_s, 2),
         peak_rss_mib=round(run.peak_rss / 2**20, 1),
         site_mib=round(stats.size / 2**20, 1),
         files=stats.files,
@@ -340,6 +354,7 @@ def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain:
     shutil.rmtree(site)
     warm = build(ROOT / "mkdocs.yml", site, mkdocs_env(records, cache))
     row.warm_build_s = round(warm.seconds, 2)
+    row.warm_cpu_s = round(warm.cpu_s, 2)
     row.warm_peak_rss_mib = round(warm.peak_rss / 2**20, 1)
     shutil.rmtree(site)
     if plain:
@@ -347,6 +362,7 @@ def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain:
         config = write_plain_site(project, stats.pages)
         prun = build(config, project / "site", dict(os.environ, **ENV))
         row.plain_build_s = round(prun.seconds, 2)
+        row.plain_cpu_s = round(prun.cpu_s, 2)
         row.plain_peak_rss_mib = round(prun.peak_rss / 2**20, 1)
         shutil.rmtree(project)
     if serve:  # on the cache the builds above filled, as a user's second `mkdocs serve` finds it
@@ -378,6 +394,8 @@ def table(rows: list[Row]) -> str:
         "plain build s",
         "plain RSS MiB",
         "build / plain",
+        "CPU s (warm, plain)",
+        "CPU / plain CPU",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -396,6 +414,8 @@ def table(rows: list[Row]) -> str:
             _cell(r.plain_build_s),
             _cell(r.plain_peak_rss_mib, ".0f"),
             _cell(r.ratio, ".1f") + "×" if r.ratio else "—",
+            f"{_cell(r.cpu_s)} ({_cell(r.warm_cpu_s)}, {_cell(r.plain_cpu_s)})",
+            _cell(r.cpu_ratio, ".1f") + "×" if r.cpu_ratio else "—",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -441,6 +461,7 @@ def write_result(
             {
                 **asdict(r),
                 "ratio": round(r.ratio, 2) if r.ratio else None,
+                "cpu_ratio": round(r.cpu_ratio, 2) if r.cpu_ratio else None,
                 "offline_share": round(r.offline_share, 4) if r.offline_share is not None else None,
             }
             for r in rows

@@ -94,6 +94,8 @@ def _site_table(result: Mapping[str, Any]) -> str:
         "Offline check (s, share of the build)",
         "Plain MkDocs build (s)",
         "Build ÷ plain",
+        "Build CPU (s)",
+        "Build CPU ÷ plain CPU",
     ]
     rows = []
     for r in result.get("rows") or []:
@@ -112,6 +114,8 @@ def _site_table(result: Mapping[str, Any]) -> str:
                 _offline_cell(r),
                 _num(r.get("plain_build_s")),
                 f"{_num(r.get('ratio'))}×" if isinstance(r.get("ratio"), int | float) else "—",
+                _num(r.get("cpu_s")),
+                f"{_num(r.get('cpu_ratio'))}×" if isinstance(r.get("cpu_ratio"), int | float) else "—",
             ]
         )
     return md_table(header, rows, align=["l"] + ["r"] * (len(header) - 1))
@@ -206,7 +210,9 @@ def _site_section(results: Mapping[str, Any]) -> list[str]:
         "check every build runs (nothing loaded from outside) took within the cold build, where every file is parsed; "
         "*plain* is a plain MkDocs site (Material, "
         "search, the same Markdown extensions, no benchbook) with as many trivial pages, so *build ÷ plain* is "
-        "benchbook's own share. On a shared machine the times move with its load; the ratio moves less."
+        "benchbook's own share. On a shared machine the times move with its load; the ratio moves less. *Build CPU* is "
+        "the cold build's CPU seconds (user and system time of the build and every process it forked), which the "
+        "machine's load moves much less than the wall time; *build CPU ÷ plain CPU* is the same ratio in CPU time."
     )
     for name, title in (("site-build.json", "Now"), ("site-build-before.json", "Before the site was optimized")):
         result = results.get(name)

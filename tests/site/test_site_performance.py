@@ -37,10 +37,10 @@ def test_site_tables_and_goals_come_from_the_files(tmp_path: Path) -> None:
     page = performance_markdown(load_results(tmp_path))
     now, _, old = page.partition("### Before the site was optimized")
     row = "| 1,000 synthetic | 12.5 | 4.2 | 400 | 350 | 90.0 | 1,300 | 900 (records/index\\.html) | 80 | 6.2 "
-    row += "| 0.5 (4.0%) | 5.0 | 2.5× |"
+    row += "| 0.5 (4.0%) | 5.0 | 2.5× | — | — |"  # no CPU figures in the file
     assert row in now
     assert "| 500.0 | — | 400 | — |" in old and "40.0×" in old  # a file without warm builds
-    assert "| 6.2 | — | 5.0 | 40.0× |" in old  # nor the offline check's time
+    assert "| 6.2 | — | 5.0 | 40.0× | — | — |" in old  # nor the offline check's time
     assert "`abc123def456`" in now and "`0123456789ab` (uncommitted changes)" in old
     assert "2026\\-12\\-01T15:00:00Z" in now and "Test CPU &lt;b&gt;" in now and "2 core(s)" in now
     assert "- 1,000 records, build ≤ 15 s: met (12.5)" in now
@@ -57,6 +57,12 @@ def test_site_tables_and_goals_come_from_the_files(tmp_path: Path) -> None:
     assert "- 10,000 records, peak RSS ≤ 2 GiB: **not met** (2,100.0)" in now
     assert "- 10,000 records, warm build's peak RSS ≤ 2 GiB: met (1,900.0)" in now
     assert "- 10,000 records, offline check ≤ 5% of the build: **not met** (10.0%)" in now
+
+
+def test_the_cpu_columns_come_from_the_file(tmp_path: Path) -> None:
+    _write(tmp_path, "site-build.json", _site([ROW_1000 | {"cpu_s": 48.25, "cpu_ratio": 9.65}]))
+    now = performance_markdown(load_results(tmp_path)).partition("### Before the site was optimized")[0]
+    assert "| 5.0 | 2.5× | 48.2 | 9.7× |" in now
 
 
 def test_serve_is_the_median_of_its_samples_and_its_goal_the_slowest(tmp_path: Path) -> None:
