@@ -118,17 +118,9 @@ def _render_residual(page: Page, config: MkDocsConfig, files: Files) -> bool:
     return True
 
 
-def _found(files: Files, path: str) -> File | None:
-    """``files.get_file_from_path(path)``, looked up as given first: the links a body names are source paths as
-    MkDocs normalizes them, and its normalizing (a ``PurePath`` per call) was a tenth of a ``mkdocs serve`` rebuild's
-    record pages at 1,000 records (about eight links a page)."""
-    found = files.src_uris.get(path)
-    return found if found is not None else files.get_file_from_path(path)
-
-
 def _all_found(files: Files, paths: Sequence[str]) -> bool:
-    """Whether every path names a file of this build (:func:`_found`)."""
-    return all(_found(files, p) is not None for p in paths)
+    """Whether every path names a file of this build (``page_parts.found_file``)."""
+    return all(parts.found_file(files, p) is not None for p in paths)
 
 
 def renderer_version(config: MkDocsConfig) -> str:
@@ -345,7 +337,7 @@ class RecordPages:
     def _anchor_links(self, page: Page, anchor_links: dict[str, Any]) -> None:
         files = self.all_files
         page.links_to_anchors = {
-            target: links for uri, links in anchor_links.items() if (target := _found(files, uri)) is not None
+            target: links for uri, links in anchor_links.items() if (target := parts.found_file(files, uri)) is not None
         }
 
     def _page_inputs(self, src: str, key: str, shell: Shell, title: str) -> str:

@@ -248,3 +248,22 @@ def test_a_build_with_the_cache_links_its_generated_files_from_it(tmp_path: Path
         one, two = tmp_path / "one" / name, tmp_path / "two" / name
         assert one.stat().st_ino == two.stat().st_ino and one.read_bytes() == two.read_bytes(), name
     assert (tmp_path / "two" / shared[1]).read_bytes() == record.read_bytes()  # its raw JSON, unredacted: no secret
+
+
+def test_a_link_is_looked_up_as_mkdocs_looks_it_up_and_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``page_parts.found_file`` finds what ``Files.get_file_from_path`` finds, for a source path as given and for
+    one MkDocs normalizes first; ``Recording`` records every path asked and whether one was missing."""
+
+    monkeypatch.syspath_prepend(str(ROOT / "hooks"))
+    import page_parts
+    from mkdocs.structure.files import File, Files
+
+    files = Files([File(p, "/docs", "/site", False) for p in ("records/a/b.md", "index.md", "history/x.md")])
+    for path in ("records/a/b.md", "records//a/b.md", "records/a/./b.md", "index.md", "history/y.md", "b.md"):
+        assert page_parts.found_file(files, path) is files.get_file_from_path(path), path
+    assert page_parts.found_file(files, "records//a/b.md") is files.src_uris["records/a/b.md"]
+    recording = page_parts.Recording(files)
+    assert recording.get_file_from_path("records/a/b.md") is files.src_uris["records/a/b.md"]
+    assert not recording.missed
+    assert recording.get_file_from_path("history/y.md") is None
+    assert recording.asked == ["records/a/b.md", "history/y.md"] and recording.missed
