@@ -449,12 +449,14 @@ class RecordPages:
     def _convert_into_cache(self, jobs: Sequence[_Job]) -> None:
         cache = self.site.cache
         assert cache is not None
+        bodies: dict[str, dict[str, Any]] = {}
         for src, key, markdown in jobs:
             page = Page(None, self.files[src], self.config)  # also the file's .page, until _write makes another
             body, cacheable = self._convert(markdown(), page, self.all_files)
             if cacheable and key is not None:
-                cache.remember_page(key, body)
+                bodies[key] = body
             parts.release(page)
+        cache.remember_pages(bodies)  # one file for the chunk (the chunk's pages are written once it returns)
 
     def _record_markdown(self, loaded: LoadedRecord) -> str:
         return site_record_markdown(self.site, loaded.record)

@@ -14,7 +14,9 @@ are kept under a hash of exactly those (the records' JSON text as the site shows
 The folder is ``$BENCHBOOK_CACHE_DIR`` (``off`` turns the cache off) or ``~/.cache/benchbook/site``; entries are
 written atomically (no fsync: a crash may lose an entry, never tear one) as JSON or, for records
 (:mod:`bench.site._site_records`), as pickles of what was validated, restored without validating 100 KB again (the
-folder is the user's own); a folder that cannot be written costs speed, never the build.
+folder is the user's own); a folder that cannot be written costs speed, never the build. Entries made in batches
+(the records a loading process reads together, the record pages a converter makes together) lie in one file per
+batch (:mod:`bench.site._cache_packs`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import pydantic
 
 from bench.atomic_write import write_atomic
 
+from ._cache_packs import PACKS, PackIndex, write_pack
 from ._outputs import Outputs
 
 __all__ = ["CACHE_ENV", "SiteCache", "code_version", "default_cache_dir", "record_key"]
@@ -83,6 +86,7 @@ class SiteCache:
     hits: int = 0  # records and rows
     misses: int = 0
     interval_hits: int = 0  # comparisons and chart bands found
+    _packs: dict[str, PackIndex] = field(default_factory=dict, repr=False)  # kind -> its packs (put_pickled_many)
 
     @property
     def folder(self) -> Path:
@@ -149,18 +153,32 @@ class SiteCache:
     def _pickle_path(self, kind: str, key: str) -> Path:
         return self.folder / kind / key[:2] / f"{key}.pickle"
 
+    def _pack_index(self, kind: str) -> PackIndex:
+        found = self._packs.get(kind)
+        if found is None:
+            found = self._packs[kind] = PackIndex(self.folder / kind / PACKS)
+        return found
+
     def peek(self, kind: str, key: str, *, compressed: bool = False) -> Any:
         """The pickled entry, or None; not counted as a hit or a miss (a second read of an entry found already).
-        ``compressed``: kept so by :meth:`put_pickled`."""
+        ``compressed``: kept so by :meth:`put_pickled` (or :meth:`put_pickled_many`). An entry file of its own is
+        read first (an entry rewritten whole lies there), a pack after (``bench.site._cache_packs``)."""
         try:
-            data = self._pickle_path(kind, key).read_bytes()
+            data: bytes | None = self._pickle_path(kind, key).read_bytes()
+        except FileNotFoundError:
+            data = self._pack_index(kind).read(key)
+        except OSError:
+            return None
+        if data is None:
+            return None
+        try:
             return pickle.loads(zlib.decompress(data) if compressed else data)
-        except Exception:  # missing, torn by another process's crash, or from another Python: a miss
+        except Exception:  # torn by another process's crash, or from another Python: a miss
             return None
 
     def has_pickled(self, kind: str, key: str) -> bool:
-        """Whether an entry lies under ``kind``/``key`` (not read, not counted)."""
-        return self._pickle_path(kind, key).is_file()
+        """Whether an entry lies under ``kind``/``key``, in a file of its own or a pack (not read, not counted)."""
+        return self._pickle_path(kind, key).is_file() or self._pack_index(kind).has(key)
 
     def get_pickled(self, kind: str, key: str, *, compressed: bool = False) -> Any:
         """The entry ``put_pickled`` kept under ``kind``/``key``, or None (counted: a hit or a miss)."""
@@ -179,6 +197,16 @@ class SiteCache:
             write_atomic(self._pickle_path(kind, key), zlib.compress(data, 1) if compressed else data, durable=False)
         except OSError:  # a read-only or full disk costs speed, never the build
             return
+
+    def put_pickled_many(self, kind: str, values: dict[str, Any], *, compressed: bool = False) -> None:
+        """:meth:`put_pickled` of each key and value, in one file (a pack: ``bench.site._cache_packs``) rather than
+        one each: for the processes that make entries in batches. Only for entries a key names by content (the same
+        key, the same entry): a pack is never rewritten."""
+        blobs = {}
+        for key, value in values.items():
+            data = pickle.dumps(value, protocol=5)
+            blobs[key] = zlib.compress(data, 1) if compressed else data
+        write_pack(self.folder / kind / PACKS, blobs)
 
     @staticmethod
     def entry_key(*parts: str) -> str:
@@ -216,6 +244,10 @@ class SiteCache:
 
     def remember_page(self, key: str, value: dict[str, Any]) -> None:
         self.put_pickled("page", key, value)
+
+    def remember_pages(self, values: dict[str, dict[str, Any]]) -> None:
+        """:meth:`remember_page` of each key and body, in one pack (a batch of pages converted together)."""
+        self.put_pickled_many("page", values)
 
 
 def record_key(rel: str, text: str) -> str:

@@ -180,6 +180,13 @@ def _put(cache: SiteCache, key: str, entry: dict[str, Any], whole: dict[str, Any
         cache.put_pickled(WHOLE_KIND, key, whole)
 
 
+def _put_many(cache: SiteCache, made: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """:func:`_put` of a batch of records (key -> entry and whole entry), one pack of each kind
+    (``SiteCache.put_pickled_many``): two files for the batch instead of two per record."""
+    cache.put_pickled_many(KIND, {key: entry for key, (entry, _) in made.items()}, compressed=True)
+    cache.put_pickled_many(WHOLE_KIND, {key: whole for key, (_, whole) in made.items()})
+
+
 MIN_PARALLEL = 16  # fewer records to read than this: not worth a fork
 
 
@@ -259,12 +266,14 @@ def _fill_cache(
                 except RecordError:
                     continue
             rows = frame_rows_each([whole.record for _, _, whole in ready], confidence=confidence)
+            made: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
             for (path, text_read, whole), mine in zip(ready, rows, strict=True):
                 entry, kept, _, _, text = _entry(whole, text_read, mine, confidence, shared)
                 key = key_of(path, text_read)
                 # for this build's read_back alone (a later build's outputs recall them by the last build's notes)
                 entry[OFFERED] = _kept_downloads(outputs, key, conf, whole.raw, text)
-                _put(cache, key, entry, kept)
+                made[key] = (entry, kept)
+            _put_many(cache, made)
 
     def key_of(path: Path, text_read: str) -> str:
         return record_key(path.relative_to(root).as_posix(), text_read)
