@@ -4,9 +4,10 @@ For the shipped records and each ``--sizes`` N, synthetic records (``benchmarks/
 like the H200 measurements, about 50 experiments, four variants, repeats; generated into a temporary folder,
 never committed) are built with ``mkdocs build --strict`` and the script prints, in one table:
 
-* build time and peak memory (resident set of the build's whole process tree, sampled every 50 ms: with forked
-  converters the sum of their proportional sets, shared pages counted once; and the kernel's own peak for the main
-  process: the larger of the two) of a cold build (an empty site cache,
+* build time and peak memory (resident set of the build's whole process tree, sampled every 50 ms, or less often
+  where a sample is costly (``sample_wait``): with forked converters the sum of their proportional sets, shared pages
+  counted once; and the kernel's own peak for the main process: the larger of the two) of a cold build (an empty
+  site cache,
   ``bench.site._cache``), and the time of the same build again on the cache it filled (*warm*);
 * the CPU seconds of each build (user and system time of its whole process tree: the build and the processes it
   forked, as the kernel counts them when they end): on a shared machine the wall time moves with the load, the CPU
@@ -149,6 +150,19 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
+SAMPLE_EVERY = 0.05  # seconds between two memory samples, at least
+SAMPLER_SHARE = 0.05  # of one core, the most the memory sampler may take
+
+
+def sample_wait(cost: float) -> float:
+    """Seconds to wait after a memory sample that took ``cost`` seconds of this thread's CPU: ``SAMPLE_EVERY``, or
+    longer so that sampling takes at most ``SAMPLER_SHARE`` of a core. A process's proportional set
+    (``smaps_rollup``) is counted by walking its memory: measured during a 10,000-record build (two processes of
+    about 1.3 GB), sampling every 50 ms took 41 % of a core of this 2-core machine, CPU the build then lacked. A
+    single process (the plain build) is read from ``status``, which does not walk its memory."""
+    return max(SAMPLE_EVERY, cost / SAMPLER_SHARE - cost)
+
+
 def run_measured(cmd: list[str], cwd: Path, env: dict[str, str]) -> Run:
     """Run ``cmd`` to the end: wall time, peak memory and CPU time of its process tree."""
     with tempfile.TemporaryFile() as out:
@@ -158,8 +172,11 @@ def run_measured(cmd: list[str], cwd: Path, env: dict[str, str]) -> Run:
         done = threading.Event()
 
         def sample() -> None:
-            while not done.wait(0.05):
+            wait = SAMPLE_EVERY
+            while not done.wait(wait):
+                start = time.thread_time()  # this thread's CPU, the kernel's reading of /proc included
                 peak[0] = max(peak[0], _tree_rss(proc.pid))
+                wait = sample_wait(time.thread_time() - start)
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()

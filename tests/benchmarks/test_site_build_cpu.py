@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from site_build import run_measured  # noqa: E402
+from site_build import SAMPLE_EVERY, SAMPLER_SHARE, run_measured, sample_wait  # noqa: E402
 
 # the parent forks two children that each spin for about 0.4 s of CPU, waits for them, and does nothing itself
 SCRIPT = """
@@ -44,3 +44,11 @@ def test_a_process_that_sleeps_uses_little_cpu() -> None:
     run = run_measured([sys.executable, "-c", "import time; time.sleep(0.6)"], ROOT, {})
     assert run.returncode == 0
     assert run.seconds >= 0.6 and run.cpu_s < 0.4  # wall time is not CPU time
+
+
+def test_the_memory_sampler_waits_longer_after_a_costly_sample() -> None:
+    assert sample_wait(0.0) == SAMPLE_EVERY == sample_wait(0.001)  # a cheap sample: every 50 ms
+    for cost in (0.005, 0.02, 0.1):
+        wait = sample_wait(cost)
+        assert wait > SAMPLE_EVERY
+        assert abs(cost / (cost + wait) - SAMPLER_SHARE) < 1e-9  # its share of a core, at most the bound
