@@ -192,9 +192,8 @@ class SiteCache:
     def put_pickled(self, kind: str, key: str, value: Any, *, compressed: bool = False) -> None:
         """Keep ``value`` (pickled: the cache folder is the user's own, read by nobody else) for the next build;
         ``compressed``: zlib level 1 (fewer bytes to read where the cache is not held in memory)."""
-        data = pickle.dumps(value, protocol=5)
         try:
-            write_atomic(self._pickle_path(kind, key), zlib.compress(data, 1) if compressed else data, durable=False)
+            write_atomic(self._pickle_path(kind, key), _encoded(value, compressed), durable=False)
         except OSError:  # a read-only or full disk costs speed, never the build
             return
 
@@ -202,11 +201,7 @@ class SiteCache:
         """:meth:`put_pickled` of each key and value, in one file (a pack: ``bench.site._cache_packs``) rather than
         one each: for the processes that make entries in batches. Only for entries a key names by content (the same
         key, the same entry): a pack is never rewritten."""
-        blobs = {}
-        for key, value in values.items():
-            data = pickle.dumps(value, protocol=5)
-            blobs[key] = zlib.compress(data, 1) if compressed else data
-        write_pack(self.folder / kind / PACKS, blobs)
+        write_pack(self.folder / kind / PACKS, {key: _encoded(value, compressed) for key, value in values.items()})
 
     @staticmethod
     def entry_key(*parts: str) -> str:
@@ -248,6 +243,12 @@ class SiteCache:
     def remember_pages(self, values: dict[str, dict[str, Any]]) -> None:
         """:meth:`remember_page` of each key and body, in one pack (a batch of pages converted together)."""
         self.put_pickled_many("page", values)
+
+
+def _encoded(value: Any, compressed: bool) -> bytes:
+    """An entry's bytes as :meth:`SiteCache.peek` reads them: pickled, then zlib level 1 when ``compressed``."""
+    data = pickle.dumps(value, protocol=5)
+    return zlib.compress(data, 1) if compressed else data
 
 
 def record_key(rel: str, text: str) -> str:
