@@ -255,8 +255,18 @@ def test_attach_scancel_keeps_finished_levels_and_resume_reruns_only_that_task(
     pause.unlink()
 
     cut = load_record(record_path).record
-    assert cut.status.state == "partial" and "received SIGTERM" in (cut.status.message or ""), cut.status
-    assert [lv.concurrency for lv in cut.levels] == [1]  # the finished level is kept
+    assert cut.status.state == "partial" and cut.status.failed_level == 2, cut.status
+    assert "(received SIGTERM) during level C=2" in (cut.status.message or ""), cut.status
+    finished, *cut_short = cut.levels
+    assert finished.concurrency == 1 and finished.requests_completed == 3 and finished.failure is None  # it is kept
+    # scancel signals every process of the task, in an order Slurm chooses. When the harness's signal is handled
+    # first, the level it cut is dropped; when the server's exit reaches the harness first, that level's requests
+    # fail (streams closed, connections refused) and it is kept as a failed level, like any level a vanished server
+    # cut short: never as a measured one (seen once in CI and once in 7 local runs)
+    if cut_short:
+        (level2,) = cut_short
+        assert level2.concurrency == 2 and level2.requests_completed == 0 and level2.failure is not None, level2
+        assert set(level2.errors.by_kind) <= {"stream_broken", "connect"} and level2.errors.flagged, level2.errors
     assert cut.server.command is None and cut.provenance.test_server  # attached to the campaign's server
     assert int(str(cut.server.url).rsplit(":", 1)[1]) == port
     assert _servers_on(port) == []  # the campaign's server was stopped with the task
