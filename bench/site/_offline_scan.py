@@ -154,7 +154,7 @@ _URL_NAMES = (rb"src(?:set)?", rb"href", rb"poster", rb"action", rb"data", rb"ba
 def _then_load(stop: bytes) -> bytes:
     """A value's bytes (none of ``stop``) up to the first load in it: what ``[^<stop>]*?`` then a load matches, with
     the bytes that cannot start a load taken in one possessive run instead of trying a load after each one (a page
-    holds hundreds of ``style="text-align: right;"``)."""
+    can hold hundreds of ``style="text-align: right;"``)."""
     run = rb"[^" + stop + rb"&u@]*+"
     return run + rb"(?:(?!" + _LOADS + rb")[u@]" + run + rb")*+" + _LOADS
 

@@ -119,14 +119,15 @@ def _split_row(row: str) -> list[str]:
 
 
 def _align(cell: str) -> str:
+    """A column's alignment as the tables extension writes it with ``use_align_attribute`` (mkdocs.yml)."""
     c = cell.strip()
     left, right = c.startswith(":"), c.endswith(":")
     if left and right:
-        return ' style="text-align: center;"'
+        return ' align="center"'
     if right:
-        return ' style="text-align: right;"'
+        return ' align="right"'
     if left:
-        return ' style="text-align: left;"'
+        return ' align="left"'
     return ""
 
 

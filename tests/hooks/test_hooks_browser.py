@@ -373,6 +373,36 @@ def test_wide_level_tables_scroll_in_their_own_box(server: str, browser: Browser
         context.close()
 
 
+def test_number_columns_are_drawn_right_aligned_and_labels_left(browser: Browser, server: str) -> None:
+    """Tables say a column's alignment with ``align`` (mkdocs.yml: use_align_attribute): the theme must draw it."""
+    browser.page.goto(f"{server}/records/h200-ngram/20261130T234109Z-baseline-db2789a.html", wait_until="networkidle")
+    gaps = browser.page.evaluate(
+        """() => {
+            const out = {right: [], left: []};
+            for (const t of document.querySelectorAll('article table')) {
+              const heads = [...t.tHead.rows[0].cells];
+              for (const row of t.tBodies[0].rows) {
+                [...row.cells].forEach((cell, i) => {
+                  if (!cell.textContent.trim() || cell.children.length) return;  // plain text cells only
+                  const range = document.createRange();
+                  range.selectNodeContents(cell);
+                  const text = range.getBoundingClientRect(), box = cell.getBoundingClientRect();
+                  const cs = getComputedStyle(cell);
+                  const left = text.left - box.left - parseFloat(cs.paddingLeft);
+                  const right = box.right - parseFloat(cs.paddingRight) - text.right;
+                  (heads[i].getAttribute('align') === 'right' ? out.right : out.left).push([left, right]);
+                });
+              }
+            }
+            return out;
+        }"""
+    )
+    assert len(gaps["right"]) > 20 and len(gaps["left"]) > 5, gaps
+    assert all(abs(right) <= 1 for _, right in gaps["right"])  # flush with the cell's right edge ...
+    assert sum(left > 10 for left, _ in gaps["right"]) > len(gaps["right"]) / 2  # ... and mostly away from its left
+    assert all(abs(left) <= 1 for left, _ in gaps["left"])
+
+
 def test_a_record_page_keeps_the_theme_its_toc_palette_sorting_and_search(browser: Browser, server: str) -> None:
     """Record pages are rendered outside MkDocs' page pipeline (hooks/record_pages.py): the theme still works."""
     page = browser.page
