@@ -71,7 +71,9 @@ case "$cmd" in
     setup_browser
     setup_slurm
     setup_engine
-    echo "== ruff"; "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check .
+    echo "== ruff"  # two commands: under set -e, a failure before '&&' does not stop the script
+    "$VENV/bin/ruff" check .
+    "$VENV/bin/ruff" format --check .
     echo "== mypy"; "$VENV/bin/mypy"
     echo "== schema"; "$PY" -m bench schema --check
     echo "== records"; "$PY" -m bench validate records

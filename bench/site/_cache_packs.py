@@ -1,13 +1,13 @@
 """Many site-cache entries of one kind in one file (pure but for the files it reads and writes).
 
 A cold build writes several entries per record (its loaded record, its samples, its page's body). On this project's
-2-core machines a new file cost 0.4-0.8 ms of CPU to create in a build's cache folder (measured with
-``open(O_CREAT | O_EXCL)``: the file system's inode allocation, slower after many deletions), and a cold build at
-1,000 records created 7,356 cache files: 3 to 6 of its 50 to 60 CPU seconds. The processes that make entries in batches (``bench.site._site_records``' loading chunks, the
-record pages' chunks) write each batch as one *pack* instead: ``<kind>/packs/<name>.pack``, written atomically, never
-changed afterwards. Its entries are the bytes a single entry file would hold, under the same content keys, so a
-pack and a single file for one key hold equal entries; :class:`~bench.site._cache.SiteCache` reads a single file
-first (an entry rewritten whole lies there) and a pack after.
+2-core machines a new file cost 0.4-0.8 ms of CPU to create in a build's cache folder (measured with ``open(O_CREAT |
+O_EXCL)``: the file system's inode allocation, slower after many deletions), and a cold build at 1,000 records created
+7,356 cache files: 3 to 6 of its 50 to 60 CPU seconds. The processes that make entries in batches
+(``bench.site._site_records``' loading chunks, the record pages' chunks) write each batch as one *pack* instead:
+``<kind>/packs/<name>.pack``, written atomically, never changed afterwards. Its entries are the bytes a single entry
+file would hold, under the same content keys, so a pack and a single file for one key hold equal entries;
+:class:`~bench.site._cache.SiteCache` reads a single file first (an entry rewritten whole lies there) and a pack after.
 
 A pack: :data:`MAGIC`, the length of its index (8 bytes, little-endian), its index (a pickled ``{key: (offset,
 length)}``, offsets from the end of the index), then the entries. A pack that cannot be read (damaged, or from
