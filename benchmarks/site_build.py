@@ -395,6 +395,11 @@ def _cell(value: float | None, fmt: str = ".1f") -> str:
     return "—" if value is None else format(value, fmt)
 
 
+def _times(ratio: float | None) -> str:
+    """A ratio's cell: ``7.4×``, or ``—`` where it was not measured."""
+    return _cell(ratio, ".1f") + "×" if ratio else "—"
+
+
 def table(rows: list[Row]) -> str:
     head = [
         "records",
@@ -430,9 +435,9 @@ def table(rows: list[Row]) -> str:
             f"{_cell(r.offline_s)} ({r.offline_share:.1%})" if r.offline_share is not None else "—",
             _cell(r.plain_build_s),
             _cell(r.plain_peak_rss_mib, ".0f"),
-            _cell(r.ratio, ".1f") + "×" if r.ratio else "—",
+            _times(r.ratio),
             f"{_cell(r.cpu_s)} ({_cell(r.warm_cpu_s)}, {_cell(r.plain_cpu_s)})",
-            _cell(r.cpu_ratio, ".1f") + "×" if r.cpu_ratio else "—",
+            _times(r.cpu_ratio),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

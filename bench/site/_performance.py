@@ -65,6 +65,11 @@ def _num(value: Any, fmt: str = ",.1f") -> str:
     return format(value, fmt) if isinstance(value, int | float) and not isinstance(value, bool) else "—"
 
 
+def _times(value: Any) -> str:
+    """A ratio's cell: ``7.4×``, or ``—`` where it was not measured."""
+    return f"{_num(value)}×" if isinstance(value, int | float) else "—"
+
+
 def _measured(result: Mapping[str, Any], script: str) -> str:
     m = result.get("machine") or {}
     commit = result.get("commit")
@@ -113,9 +118,9 @@ def _site_table(result: Mapping[str, Any]) -> str:
                 _serve_cell(r),
                 _offline_cell(r),
                 _num(r.get("plain_build_s")),
-                f"{_num(r.get('ratio'))}×" if isinstance(r.get("ratio"), int | float) else "—",
+                _times(r.get("ratio")),
                 _num(r.get("cpu_s")),
-                f"{_num(r.get('cpu_ratio'))}×" if isinstance(r.get("cpu_ratio"), int | float) else "—",
+                _times(r.get("cpu_ratio")),
             ]
         )
     return md_table(header, rows, align=["l"] + ["r"] * (len(header) - 1))
