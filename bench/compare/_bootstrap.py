@@ -336,7 +336,7 @@ def bootstrap_many(
     made: dict[int, list[BootstrapResult]] = {}  # by job
     single: dict[tuple[int, int], list[int]] = {}  # block -> the jobs of one run whose figures all lie in it
     for j, (figures, placed) in enumerate(zip(jobs, where, strict=True)):
-        if _SINGLE_RUNS_TOGETHER and len(figures[0]) == 1 and len({spots[0][0] for spots in placed}) == 1:
+        if len(figures[0]) == 1 and len({spots[0][0] for spots in placed}) == 1:
             single.setdefault(placed[0][0][0], []).append(j)
         else:
             made[j] = _results(figures, placed, sums, n_boot, source)
@@ -345,7 +345,6 @@ def bootstrap_many(
     return [made[j] for j in range(len(jobs))]
 
 
-_SINGLE_RUNS_TOGETHER = True  # tests turn it off: the draws are then made job by job (the same numbers)
 Spots = list[list[tuple[tuple[int, int], int, int]]]  # figure -> run -> (block, column of the values, of the times)
 Sums = tuple[FloatArray, FloatArray, FloatArray]  # a block's products, its columns' sums, their sums on the grid
 

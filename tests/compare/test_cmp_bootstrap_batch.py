@@ -188,9 +188,26 @@ def test_a_batch_gives_each_side_exactly_its_own_draws() -> None:
             assert a.point == b.point and np.array_equal(a.draws, b.draws)
 
 
-def test_sides_of_one_run_made_together_are_the_sides_made_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+def _one_run_draws(rv: RunValues, n_boot: int, src: Any) -> tuple[float, np.ndarray]:
+    """The point and draws of one run's figure from first principles: the run's counts matrix times its values on
+    the exact grid (so any order of the product gives these numbers), divided as the figure's kind says."""
+    n = len(rv.values)
+    w = src.weights(0, n, n_boot)
+    values = np.asarray(rv.values, dtype=np.float64)
+    drawn = w @ exact_columns(values[None, :], n)[0]
+    if rv.kind == "mean":
+        return float(values.sum() / n), drawn / n
+    assert rv.duration_s
+    point = float(values.sum() / rv.duration_s)
+    if rv.times is None:
+        return point, drawn / rv.duration_s
+    times = exact_columns(np.asarray(rv.times, dtype=np.float64)[None, :], n)[0]
+    return point, drawn / (rv.duration_s * (w @ times) / times.sum())
+
+
+def test_sides_of_one_run_made_together_are_each_sides_own_statistic(monkeypatch: pytest.MonkeyPatch) -> None:
     # a site build's levels: one run each, every figure on the level's requests; made in a few array operations for
-    # all of them, they get exactly the numbers the figure-by-figure path gives
+    # all of them (grouped by request count), each figure gets exactly the draws of its own statistic (==)
     g = np.random.default_rng(7)
 
     def side(n: int, duration: float) -> list[list[RunValues]]:
@@ -205,7 +222,8 @@ def test_sides_of_one_run_made_together_are_the_sides_made_one_by_one(monkeypatc
         ]
 
     jobs = [side(n, float(g.uniform(1, 9))) for n in (48, 48, 96, 48, 7, 96)] + [[[RunValues([3.0], "mean")]]]
-    jobs.append([[RunValues([1.0, 2.0], "mean"), RunValues([4.0, 1.0], "mean")]])  # two runs: the other path
+    two_runs = [[RunValues([1.0, 2.0], "mean"), RunValues([4.0, 1.0], "mean")]]  # the hierarchical path beside them
+    jobs.append(two_runs)
     src = stream(3, "interval")
     calls: list[int] = []
     real = boot._single_run_results
@@ -217,14 +235,14 @@ def test_sides_of_one_run_made_together_are_the_sides_made_one_by_one(monkeypatc
     monkeypatch.setattr(boot, "_single_run_results", counting)
     together = bootstrap_many(jobs, 2000, src)
     assert sorted(calls) == [1, 1, 2, 3]  # by request count: 1, 7, 96 (twice), 48 (three times)
-    monkeypatch.setattr(boot, "_SINGLE_RUNS_TOGETHER", False)
-    one_by_one = bootstrap_many(jobs, 2000, src)
-    assert len(calls) == 4
-    for got, want in zip(together, one_by_one, strict=True):
-        assert len(got) == len(want)
-        for a, b in zip(got, want, strict=True):
-            assert (a.point, a.n_requests, a.n_runs) == (b.point, b.n_requests, b.n_runs)
-            assert np.array_equal(a.draws, b.draws) and a.draws.flags.c_contiguous
+    for job, got in zip(jobs[:-1], together[:-1], strict=True):
+        assert len(got) == len(job)
+        for (rv,), res in zip(job, got, strict=True):
+            point, draws = _one_run_draws(rv, 2000, src)
+            assert (res.point, res.n_requests, res.n_runs) == (point, len(rv.values), 1)
+            assert np.array_equal(res.draws, draws) and res.draws.flags.c_contiguous
+    (hier,) = together[-1]
+    assert hier.n_runs == 2 and np.array_equal(hier.draws, bootstrap_side(two_runs[0], 2000, src).draws)
 
 
 def test_a_levels_times_are_one_column_of_the_product(monkeypatch: pytest.MonkeyPatch) -> None:
