@@ -153,10 +153,12 @@ _URL_NAMES = (rb"src(?:set)?", rb"href", rb"poster", rb"action", rb"data", rb"ba
 
 def _then_load(stop: bytes) -> bytes:
     """A value's bytes (none of ``stop``) up to the first load in it: what ``[^<stop>]*?`` then a load matches, with
-    the bytes that cannot start a load taken in one possessive run instead of trying a load after each one (a page
-    can hold hundreds of ``style="text-align: right;"``)."""
-    run = rb"[^" + stop + rb"&u@]*+"
-    return run + rb"(?:(?!" + _LOADS + rb")[u@]" + run + rb")*+" + _LOADS
+    the bytes that cannot start a load taken in one atomic run instead of trying a load after each one (a page can
+    hold hundreds of ``style="text-align: right;"``). Atomic groups, not possessive quantifiers (``*+``): Python
+    3.11.0 to 3.11.4 match those wrongly where what they repeat can backtrack (CPython gh-106052), and missed the
+    loads here; 3.11.5 and later compile ``x*+`` to ``(?>x*)``, so the pattern costs the same there."""
+    run = rb"(?>[^" + stop + rb"&u@]*)"
+    return run + rb"(?>(?:(?!" + _LOADS + rb")[u@]" + run + rb")*)" + _LOADS
 
 
 # A double-quoted, single-quoted or bare value with a load in it

@@ -83,7 +83,9 @@ def _convert(text: str, resolve: Resolve) -> str:
 
 _ROW_SPECIAL = re.compile(r"[\\`|]")  # in a row, only these characters do anything but stand for themselves
 _TICKS = re.compile(r"`+")
-_CELLS = re.compile(r"((?:[^\\|]++|\\.)*+)\|", re.DOTALL)
+# atomic groups rather than possessive quantifiers (``*+``), which Python 3.11.0 to 3.11.4 match wrongly where what
+# they repeat can backtrack (CPython gh-106052)
+_CELLS = re.compile(r"((?>(?:(?>[^\\|]+)|\\.)*))\|", re.DOTALL)
 
 
 def _split_row(row: str) -> list[str]:
