@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from raw_servers import serving
 
 from bench.runner._sse import SSEEvent
 from bench.runner._stream import StreamState
@@ -58,12 +59,8 @@ async def capture(answer: bytes) -> AsyncIterator[tuple[int, list[bytes], list[i
         finally:
             writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    try:
-        yield server.sockets[0].getsockname()[1], seen, conns
-    finally:
-        server.close()
-        await server.wait_closed()
+    async with serving(handle) as port:
+        yield port, seen, conns
 
 
 SPEC = RequestSpec(prompt="x y", max_tokens=2, api="completions")

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from raw_servers import serving
 
 from bench.runner._http1 import BrokenResponse, ConnectFailed, Http1Pool, Stale, _Batch, _Conn
 
@@ -64,12 +65,8 @@ async def raw_server(
         finally:
             writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    try:
-        yield server.sockets[0].getsockname()[1], connections
-    finally:
-        server.close()
-        await server.wait_closed()
+    async with serving(handle) as port:
+        yield port, connections
 
 
 def _chunked(events: Sequence[bytes]) -> bytes:
