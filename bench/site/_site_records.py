@@ -452,8 +452,13 @@ def _dumps(value: Any) -> bytes:
     return out.getvalue()
 
 
+class _Unpickler(pickle.Unpickler):
+    """An unpickler whose ``persistent_load`` may be set on the instance: Python 3.13 made that attribute of
+    ``pickle.Unpickler`` itself read-only (a subclass's instance still takes it, and calls it from C)."""
+
+
 def _loads(data: bytes, table: SharedValues) -> Any:
-    unpickler = pickle.Unpickler(io.BytesIO(data))
+    unpickler = _Unpickler(io.BytesIO(data))
     # C all the way: a value not in the table yet is added (SharedValues.__missing__)
     unpickler.persistent_load = table.__getitem__  # type: ignore[method-assign]
     return unpickler.load()
