@@ -3,7 +3,7 @@
 Python 3.11.0 to 3.11.4 match possessive quantifiers (``x*+``, ``x++``, ``x?+``, ``x{m,n}+``) wrongly where what
 they repeat can backtrack (CPython gh-106052, fixed in 3.11.5): on Debian 12's Python 3.11.2, the offline check's
 fast scan missed ``style="background:url(//x)"``. An atomic group (``(?>x*)``) means the same and matches alike
-there, and 3.11.5 compiles a possessive quantifier to exactly that; so none is used."""
+on every version; so no possessive quantifier is used."""
 
 from __future__ import annotations
 

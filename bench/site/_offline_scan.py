@@ -156,7 +156,8 @@ def _then_load(stop: bytes) -> bytes:
     the bytes that cannot start a load taken in one atomic run instead of trying a load after each one (a page can
     hold hundreds of ``style="text-align: right;"``). Atomic groups, not possessive quantifiers (``*+``): Python
     3.11.0 to 3.11.4 match those wrongly where what they repeat can backtrack (CPython gh-106052), and missed the
-    loads here; 3.11.5 and later compile ``x*+`` to ``(?>x*)``, so the pattern costs the same there."""
+    loads here. ``(?>x*)`` means what ``x*+`` means; on 3.11.7 it took about 15 % longer over 64 MB of style-heavy
+    HTML (396 against 344 ms), and a plain ``*`` six times as long."""
     run = rb"(?>[^" + stop + rb"&u@]*)"
     return run + rb"(?>(?:(?!" + _LOADS + rb")[u@]" + run + rb")*)" + _LOADS
 
