@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from bench.record.load import nests_too_deep
 from bench.redact import find_secrets, redact_text
 
 __all__ = ["secret_fields", "secret_reason", "without_quoted_input"]
@@ -21,6 +22,8 @@ def secret_fields(data: bytes | None) -> list[str]:
     try:
         tree = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
+        return []
+    if nests_too_deep(tree):  # the walk below recurses
         return []
     return sorted({redact_text(p) for p in find_secrets(tree)})
 
