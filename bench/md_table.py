@@ -5,8 +5,22 @@ out."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["md_table"]
+__all__ = ["md_table", "number_cell", "ratio_cell"]
+
+DASH = "—"
+
+
+def number_cell(value: Any, fmt: str = ",.1f") -> str:
+    """A measured number's cell, ``—`` where it was not measured (None, or not a number)."""
+    return format(value, fmt) if isinstance(value, int | float) and not isinstance(value, bool) else DASH
+
+
+def ratio_cell(value: Any, fmt: str = ".1f") -> str:
+    """A ratio's cell: ``7.4×``, or ``—`` where it was not measured."""
+    cell = number_cell(value, fmt)
+    return DASH if cell == DASH else cell + "×"
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, align: Sequence[str] | None = None) -> str:

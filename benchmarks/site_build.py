@@ -63,6 +63,7 @@ from machine_facts import commit, machine  # noqa: E402
 from plain_site import write_plain_site  # noqa: E402
 from synthetic_records import _template_texts, synthetic_record, write_records  # noqa: E402
 
+from bench.md_table import ratio_cell  # noqa: E402
 from bench.testing.serve_process import interruptible, stop_serve  # noqa: E402
 
 __all__ = ["main"]
@@ -395,11 +396,6 @@ def _cell(value: float | None, fmt: str = ".1f") -> str:
     return "—" if value is None else format(value, fmt)
 
 
-def _times(ratio: float | None) -> str:
-    """A ratio's cell: ``7.4×``, or ``—`` where it was not measured."""
-    return _cell(ratio, ".1f") + "×" if ratio else "—"
-
-
 def table(rows: list[Row]) -> str:
     head = [
         "records",
@@ -435,9 +431,9 @@ def table(rows: list[Row]) -> str:
             f"{_cell(r.offline_s)} ({r.offline_share:.1%})" if r.offline_share is not None else "—",
             _cell(r.plain_build_s),
             _cell(r.plain_peak_rss_mib, ".0f"),
-            _times(r.ratio),
+            ratio_cell(r.ratio),
             f"{_cell(r.cpu_s)} ({_cell(r.warm_cpu_s)}, {_cell(r.plain_cpu_s)})",
-            _times(r.cpu_ratio),
+            ratio_cell(r.cpu_ratio),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

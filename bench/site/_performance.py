@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.md_table import md_table
+from bench.md_table import md_table, ratio_cell
+from bench.md_table import number_cell as _num
 
 from ._escape import md_text
 
@@ -59,15 +60,6 @@ def _unavailable(result: Mapping[str, Any] | None, name: str) -> str:
     if result is None:
         return f"*Not measured yet: `benchmarks/results/{name}` is missing.*"
     return f"*{md_text(result['error'])}*"
-
-
-def _num(value: Any, fmt: str = ",.1f") -> str:
-    return format(value, fmt) if isinstance(value, int | float) and not isinstance(value, bool) else "—"
-
-
-def _times(value: Any) -> str:
-    """A ratio's cell: ``7.4×``, or ``—`` where it was not measured."""
-    return f"{_num(value)}×" if isinstance(value, int | float) else "—"
 
 
 def _measured(result: Mapping[str, Any], script: str) -> str:
@@ -118,9 +110,9 @@ def _site_table(result: Mapping[str, Any]) -> str:
                 _serve_cell(r),
                 _offline_cell(r),
                 _num(r.get("plain_build_s")),
-                _times(r.get("ratio")),
+                ratio_cell(r.get("ratio")),
                 _num(r.get("cpu_s")),
-                _times(r.get("cpu_ratio")),
+                ratio_cell(r.get("cpu_ratio")),
             ]
         )
     return md_table(header, rows, align=["l"] + ["r"] * (len(header) - 1))
@@ -326,7 +318,7 @@ def _clients_section(result: Mapping[str, Any] | None) -> list[str]:
                 _num(r.get("server_tok_s"), ",.0f"),
                 _num(r.get("tool_tok_s"), ",.0f"),
                 _num(r.get("cpu_s_per_1k_tokens"), ".4f"),
-                f"{_num(r.get('vs_benchbook'), '.2f')}×" if r.get("vs_benchbook") is not None else "—",
+                ratio_cell(r.get("vs_benchbook"), ".2f"),
                 _num(r.get("failed"), "d"),
                 lag,
             ]
@@ -354,7 +346,7 @@ def _scaling_section(result: Mapping[str, Any] | None, name: str, heading: str) 
             [
                 label,
                 _num(r.get("server_tok_s"), ",.0f"),
-                f"{_num(r.get('vs_one_process'), '.2f')}×" if r.get("vs_one_process") is not None else "—",
+                ratio_cell(r.get("vs_one_process"), ".2f"),
                 _num(r.get("cpu_s_per_1k_tokens"), ".4f"),
                 _num(r.get("failed"), "d"),
                 f"{_num(lag.get('p50'), '.2f')} / {_num(lag.get('p99'), '.2f')} ms" if lag else "—",
