@@ -19,6 +19,7 @@ from .model import Record
 
 __all__ = [
     "MAX_JSON_DEPTH",
+    "TOO_DEEP",
     "LoadResult",
     "LoadedRecord",
     "load_record",
@@ -65,7 +66,7 @@ _MAX_DIGITS = 4000
 # and the walks over a parsed value recurse, so the rule is this number, the same on each.
 MAX_JSON_DEPTH = 100
 _CONTAINERS = frozenset({dict, list})
-_TOO_DEEP = f"JSON nested at most {MAX_JSON_DEPTH} deep (this file nests deeper)"
+TOO_DEEP = f"JSON nested at most {MAX_JSON_DEPTH} deep (this file nests deeper)"
 
 
 def nests_too_deep(data: Any) -> bool:
@@ -210,11 +211,11 @@ def loads_json(
     except json.JSONDecodeError as exc:
         raise RecordError(path, f"line {exc.lineno + line - 1} column {exc.colno}", f"valid JSON ({exc.msg})") from None
     except RecursionError:
-        raise RecordError(path, where, _TOO_DEEP) from None
+        raise RecordError(path, where, TOO_DEEP) from None
     except _DuplicateKey as exc:
         raise RecordError(path, f"{where}{exc.key}", "each key once per object (this file gives it twice)") from None
     if nests_too_deep(data):
-        raise RecordError(path, where, _TOO_DEEP)
+        raise RecordError(path, where, TOO_DEEP)
     settings: set[str] = set()
     if infinite_ok and isinstance(data, dict):
         settings = {

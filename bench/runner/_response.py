@@ -114,7 +114,7 @@ def error_text(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace")
     try:
         obj = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return one_line(text) or "(empty body)"
     if isinstance(obj, dict):
         err = obj.get("error", obj)

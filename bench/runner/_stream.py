@@ -149,7 +149,7 @@ class StreamState:
         self.decoded_chars += len(data)
         try:
             obj = _loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             raise StreamError("bad_response", f"event is not JSON: {one_line(data, 120)}") from None
         if not isinstance(obj, dict):
             raise StreamError("bad_response", f"event is not a JSON object: {one_line(data, 120)}")

@@ -35,11 +35,11 @@ def _reference(raw: str, infinite_ok: frozenset[str] = frozenset()) -> Any:
     except json.JSONDecodeError as exc:
         raise RecordError(path, f"line {exc.lineno + line - 1} column {exc.colno}", f"valid JSON ({exc.msg})") from None
     except RecursionError:
-        raise RecordError(path, where, L._TOO_DEEP) from None
+        raise RecordError(path, where, L.TOO_DEEP) from None
     except L._DuplicateKey as exc:
         raise RecordError(path, f"{where}{exc.key}", "each key once per object (this file gives it twice)") from None
     if L.nests_too_deep(data):
-        raise RecordError(path, where, L._TOO_DEEP)
+        raise RecordError(path, where, L.TOO_DEEP)
     found_settings: set[str] = set()
     if infinite_ok and isinstance(data, dict):
         found_settings = {

@@ -206,6 +206,32 @@ def test_malformed_files_give_clear_errors(
         assert f": line {line}: " in message
 
 
+def _nested_prompt(depth: int) -> str:
+    """A prompt line ``depth`` containers deep: its object, then lists down ``messages``."""
+    return '{"id": "a", "messages": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+
+
+@pytest.mark.parametrize("depth", [101, 5_000])
+def test_a_line_nested_too_deep_is_refused_alike_on_every_python(tmp_path: Path, depth: int) -> None:
+    """A prompt nested past ``bench.record.load.MAX_JSON_DEPTH``: 3.11's parser gives up on 5,000 levels (an
+    uncaught RecursionError before), 3.13's reads them; both get the records' rule, on the line that breaks it."""
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps(META) + "\n" + _nested_prompt(depth) + "\n", encoding="utf-8")
+    with pytest.raises(PromptSetError) as info:
+        load_prompt_set(str(path))
+    expected = "JSON nested at most 100 deep (this file nests deeper)"
+    assert str(info.value) == f"{path}: line 2: field '(whole file)': {expected}"
+
+
+def test_a_line_nested_to_the_limit_is_read_and_judged_as_a_prompt(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps(META) + "\n" + _nested_prompt(100) + "\n", encoding="utf-8")
+    with pytest.raises(PromptSetError) as info:
+        load_prompt_set(str(path))
+    assert (info.value.line, info.value.field) == (2, "messages[0]")
+    assert "a valid dictionary" in info.value.expected
+
+
 def test_unknown_name_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(PromptSetError, match=r"coding-agentic.*encyclopedic"):
         load_prompt_set("no-such-set")
