@@ -19,6 +19,7 @@ from typing import Any
 
 from bench.md_table import md_table, ratio_cell
 from bench.md_table import number_cell as _num
+from bench.record.load import TOO_DEEP, nests_too_deep
 
 from ._escape import md_text
 
@@ -41,16 +42,56 @@ PAGE_LIMIT_KIB = 1024.0
 OFFLINE_SHARE_GOAL = 0.05  # the offline check: at most this share of the build
 
 
+# The containers the renderers below read in each file, as its script writes them: a dict names its keys (each may
+# be absent or null), ``"*"`` stands for every key, a one-item list for a list of such items, ``dict`` for any
+# object. Any other value is shown when it is a number or text, else as "—".
+_ROW = {"phases": dict, "lag_ms": dict}
+_SHAPES: dict[str, Any] = {
+    "site-build.json": {"machine": dict, "rows": [_ROW]},
+    "cold-floor.json": {"machine": dict, "goals": dict, "rows": [dict]},
+    "clients.json": {"machine": dict, "settings": dict, "summary": [dict], "skipped": dict},
+    "client-scaling.json": {"machine": dict, "rows": [_ROW], "half_ceiling": _ROW, "goals": {"*": dict}},
+}
+_SHAPES["site-build-before.json"] = _SHAPES["site-build.json"]
+_SHAPES["client-scaling-h200.json"] = _SHAPES["client-scaling.json"]
+_JSON_NAMES = {dict: "an object", list: "a list", str: "text", bool: "true or false", type(None): "null"}
+
+
+def _shape_error(value: Any, shape: Any, where: str = "") -> str | None:
+    """The first place where ``value`` is not of ``shape`` (``field 'rows[2]': a JSON object (got a list)``)."""
+    field = f"field '{where}'" if where else "the whole file"
+    want = list if isinstance(shape, list) else dict
+    if not isinstance(value, want):
+        got = _JSON_NAMES.get(type(value), "a number")
+        return f"{field}: a JSON {'list' if want is list else 'object'} (got {got})"
+    if isinstance(shape, list):
+        for i, item in enumerate(value):
+            if (error := _shape_error(item, shape[0], f"{where}[{i}]")) is not None:
+                return error
+    elif isinstance(shape, dict) and isinstance(value, dict):
+        for key, inner in value.items():
+            sub = shape.get("*", shape.get(key))
+            if sub is None or inner is None:
+                continue
+            if (error := _shape_error(inner, sub, f"{where}.{key}" if where else str(key))) is not None:
+                return error
+    return None
+
+
 def load_results(folder: Path) -> dict[str, Any]:
-    """File name → parsed result, for the files of ``RESULT_FILES`` that exist; an unreadable file → its error."""
+    """File name → parsed result, for the files of ``RESULT_FILES`` that exist; an unreadable file, or one not in
+    the shape its script writes, → its error (shown on the page in the file's place)."""
     out: dict[str, Any] = {}
     for name in RESULT_FILES:
         path = folder / name
         if path.is_file():
             try:
-                out[name] = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
+                value = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError, RecursionError) as exc:
                 out[name] = {"error": f"{name}: not readable JSON ({exc})"}
+                continue
+            error = TOO_DEEP if nests_too_deep(value) else _shape_error(value, _SHAPES[name])
+            out[name] = value if error is None else {"error": f"{name}: {error}"}
     return out
 
 
@@ -60,6 +101,11 @@ def _unavailable(result: Mapping[str, Any] | None, name: str) -> str:
     if result is None:
         return f"*Not measured yet: `benchmarks/results/{name}` is missing.*"
     return f"*{md_text(result['error'])}*"
+
+
+def _value(value: Any) -> str:
+    """A figure a result file states as it is (a number in its shortest form), else as escaped text."""
+    return _num(value, "g") if isinstance(value, int | float) and not isinstance(value, bool) else md_text(value)
 
 
 def _measured(result: Mapping[str, Any], script: str) -> str:
@@ -367,7 +413,9 @@ def _scaling_section(result: Mapping[str, Any] | None, name: str, heading: str) 
         parts.append("")
         for key, goal in goals.items():
             verdict = {True: "met", False: "**not met**"}.get(goal.get("met"), "not measured")
-            parts.append(f"- {md_text(key)} ({md_text(str(goal.get('target', '')))}): {verdict} ({goal.get('value')})")
+            parts.append(
+                f"- {md_text(key)} ({md_text(str(goal.get('target', '')))}): {verdict} ({_value(goal.get('value'))})"
+            )
     return parts
 
 

@@ -6,7 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from bench.site import load_results, performance_markdown
+from bench.site._escape import md_text
+from bench.site._performance import RESULT_FILES
 
 MACHINE = {"cpu": "Test CPU <b>", "cores": 2, "memory_gib": 23.0, "load_average_start": [1.5, 1.0, 1.0]}
 
@@ -23,7 +29,7 @@ ROW_1000 = {"kind": "synthetic", "records": 1000, "build_s": 12.5, "warm_build_s
             "offline_s": 0.5, "offline_share": 0.04}  # fmt: skip
 
 
-def _write(folder: Path, name: str, value: dict[str, Any]) -> None:
+def _write(folder: Path, name: str, value: Any) -> None:
     (folder / name).write_text(json.dumps(value), encoding="utf-8")
 
 
@@ -166,8 +172,65 @@ def test_the_cold_build_floor_comes_from_its_file(tmp_path: Path) -> None:
     # the floor with the plain pages: 8.875 + 5.5 / 2 = 11.625; no plain build, no sum; a size without a goal
     assert "| 1,000 | 2 | 3.0 | 2.5 | 8.8 | 3.5 | 17.8 | 8.9 | 5.5 | 11.6 | 15 |" in section
     assert "| 300 | 2 | 0.9 | 0.8 | 2.6 | 1.1 | 5.4 | 2.7 | — | — | — |" in section
-    _write(tmp_path, "cold-floor.json", {"kind": "x"} | {"rows": "nonsense"})
+    _write(tmp_path, "cold-floor.json", {"kind": "x"} | {"rows": []})
     assert "*The file holds no rows.*" in performance_markdown(load_results(tmp_path))
+    _write(tmp_path, "cold-floor.json", {"kind": "x"} | {"rows": "nonsense"})
+    page = performance_markdown(load_results(tmp_path))
+    assert md_text("cold-floor.json: field 'rows': a JSON list (got text)") in page
     (tmp_path / "cold-floor.json").write_text("{", encoding="utf-8")
     section = performance_markdown(load_results(tmp_path)).partition("### The least a cold build can take")[2]
     assert "not readable JSON" in section.partition("##")[0]
+
+
+def test_a_file_not_in_its_scripts_shape_is_named_with_its_field(tmp_path: Path) -> None:
+    """A result file edited by hand or broken in a pull request is said so in its place, with the field and what
+    was expected; the other files' sections are still made (before, a list where an object belongs crashed the
+    build with an AttributeError)."""
+    _write(tmp_path, "site-build.json", _site([ROW_1000, {**ROW_1000, "phases": [1, 2]}]))
+    (tmp_path / "clients.json").write_text("[1, 2]", encoding="utf-8")
+    _write(tmp_path, "client-scaling.json", {"rows": [], "goals": {"lag": 0.5}})
+    (tmp_path / "cold-floor.json").write_text("[" * 200 + "]" * 200, encoding="utf-8")
+    results = load_results(tmp_path)
+    assert results["site-build.json"] == {
+        "error": "site-build.json: field 'rows[1].phases': a JSON object (got a list)"
+    }
+    assert results["clients.json"] == {"error": "clients.json: the whole file: a JSON object (got a list)"}
+    assert results["client-scaling.json"] == {
+        "error": "client-scaling.json: field 'goals.lag': a JSON object (got a number)"
+    }
+    assert results["cold-floor.json"] == {
+        "error": "cold-floor.json: JSON nested at most 100 deep (this file nests deeper)"
+    }
+    page = performance_markdown(results)
+    assert f"*{md_text(results['site-build.json']['error'])}*" in page
+    assert f"*{md_text(results['clients.json']['error'])}*" in page
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False) | st.text(max_size=3),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3), kids, max_size=3),
+    max_leaves=12,
+)
+_CONTAINERS_READ = ["machine", "settings", "goals", "skipped", "half_ceiling", "rows", "summary", "phases", "lag_ms"]
+_VALUES_READ = ["records", "kind", "serve_samples_s", "offline_share", "met", "floor", "cores", "target", "value"]
+_KEYS = st.sampled_from([*_CONTAINERS_READ, *_VALUES_READ, "event_loop", "split"])
+_SHAPED = st.recursive(
+    _JSON,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_KEYS, kids, max_size=4),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(RESULT_FILES), _SHAPED, max_size=6))
+def test_any_json_in_the_result_files_gives_a_page(
+    tmp_path_factory: pytest.TempPathFactory, files: dict[str, Any]
+) -> None:
+    """Whatever JSON the files hold, the page is made: each file is shown or named as not in its shape."""
+    folder = tmp_path_factory.mktemp("results")
+    for name, value in files.items():
+        _write(folder, name, value)
+    results = load_results(folder)
+    assert set(results) == set(files)
+    page = performance_markdown(results)
+    assert page.startswith("# Performance")
