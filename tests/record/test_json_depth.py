@@ -31,7 +31,8 @@ def _depth(value: Any) -> int:
 
 
 def _chain(depth: int, leaf: Any = 1) -> Any:
-    """Objects and lists in turn, ``depth`` containers deep, each beside numbers and shallower lists."""
+    """Objects and lists in turn, ``depth`` containers deep, each beside numbers (and, above the innermost, a
+    shallower list)."""
     value = leaf
     for i in range(depth):
         value = [0.5, 1, value, 2] if i % 2 else {"a": 1.5, "c": [3, 4] if i else 3, "b": value}
@@ -124,7 +125,7 @@ def test_a_record_nesting_to_the_limit_loads_and_one_level_more_does_not(tmp_pat
     assert (info.value.field, info.value.expected) == ("(whole file)", TOO_DEEP)
 
 
-def test_the_gates_secret_scan_leaves_a_too_deep_file_to_the_loader(tmp_path: Path) -> None:
+def test_the_gates_secret_scan_leaves_a_too_deep_file_to_the_loader() -> None:
     """The scan walks the parsed tree recursively: past the limit it reports nothing (the loader refuses the file)
     instead of failing in the walk; within it, a planted token is found."""
     token = "sk-" + "abcdefghijklmnop" * 3

@@ -184,7 +184,7 @@ def test_the_interpreters_key_sharing_is_what_was_measured() -> None:
 def test_a_model_read_back_takes_no_more_memory_than_pydantics_own_layout() -> None:
     """As the allocator counts it (tracemalloc, 20,000 models of a record class of 7 fields): the cache's way of
     building a model against the whole ``__dict__`` that pydantic's own state gives; under three quarters of it where
-    the interpreter shares keys, and never more."""
+    the interpreter shares keys, elsewhere no more (within 1 %: 568 bytes a model for both on 3.13.0)."""
     from bench.record.model import ClientLoad
 
     names = tuple(ClientLoad.model_fields)
