@@ -4,9 +4,7 @@ migration or redaction. It answers with field paths, never values: a path is its
 
 from __future__ import annotations
 
-import json
-
-from bench.record.load import nests_too_deep
+from bench.record.load import loads_bounded
 from bench.redact import find_secrets, redact_text
 
 __all__ = ["secret_fields", "secret_reason", "without_quoted_input"]
@@ -20,10 +18,8 @@ def secret_fields(data: bytes | None) -> list[str]:
     if data is None:
         return []
     try:
-        tree = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return []
-    if nests_too_deep(tree):  # the walk below recurses
+        tree = loads_bounded(data.decode("utf-8"))  # the walk below recurses: too deep is left to the loader
+    except (UnicodeDecodeError, ValueError):
         return []
     return sorted({redact_text(p) for p in find_secrets(tree)})
 

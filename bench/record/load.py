@@ -20,10 +20,12 @@ from .model import Record
 __all__ = [
     "MAX_JSON_DEPTH",
     "TOO_DEEP",
+    "JsonTooDeep",
     "LoadResult",
     "LoadedRecord",
     "load_record",
     "load_records",
+    "loads_bounded",
     "loads_json",
     "nests_too_deep",
     "non_finite_field",
@@ -67,6 +69,25 @@ _MAX_DIGITS = 4000
 MAX_JSON_DEPTH = 100
 _CONTAINERS = frozenset({dict, list})
 TOO_DEEP = f"JSON nested at most {MAX_JSON_DEPTH} deep (this file nests deeper)"
+
+
+class JsonTooDeep(ValueError):
+    """JSON nested deeper than ``MAX_JSON_DEPTH`` (its message is :data:`TOO_DEEP`)."""
+
+    def __init__(self) -> None:
+        super().__init__(TOO_DEEP)
+
+
+def loads_bounded(text: str, **kwargs: Any) -> Any:
+    """``json.loads(text, **kwargs)`` under the depth rule, alike on every Python: raises :class:`JsonTooDeep` where
+    the parser gives up (a RecursionError) or the value nests past ``MAX_JSON_DEPTH``."""
+    try:
+        data = json.loads(text, **kwargs)
+    except RecursionError:
+        raise JsonTooDeep from None
+    if nests_too_deep(data):
+        raise JsonTooDeep
+    return data
 
 
 def nests_too_deep(data: Any) -> bool:
@@ -207,15 +228,13 @@ def loads_json(
     careful = _suspect_number(raw)
     hooks: dict[str, Any] = {"parse_int": _parse_int} if careful else {}
     try:
-        data = json.loads(raw, parse_constant=constant, object_pairs_hook=_unique_object, **hooks)
+        data = loads_bounded(raw, parse_constant=constant, object_pairs_hook=_unique_object, **hooks)
     except json.JSONDecodeError as exc:
         raise RecordError(path, f"line {exc.lineno + line - 1} column {exc.colno}", f"valid JSON ({exc.msg})") from None
-    except RecursionError:
+    except JsonTooDeep:
         raise RecordError(path, where, TOO_DEEP) from None
     except _DuplicateKey as exc:
         raise RecordError(path, f"{where}{exc.key}", "each key once per object (this file gives it twice)") from None
-    if nests_too_deep(data):
-        raise RecordError(path, where, TOO_DEEP)
     settings: set[str] = set()
     if infinite_ok and isinstance(data, dict):
         settings = {

@@ -25,7 +25,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, Va
 
 from bench.errors import FieldError, from_validation_error, read_text_file
 from bench.record.errors import RecordError
-from bench.record.load import TOO_DEEP, nests_too_deep
+from bench.record.load import JsonTooDeep, loads_bounded
 
 __all__ = [
     "PROMPTS_DIR",
@@ -173,15 +173,13 @@ def parse_prompt_set(text: str, path: Path | str) -> PromptSet:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads_bounded(line)
         except json.JSONDecodeError as exc:
             raise PromptSetError(
                 path, f"column {exc.colno}", f"one JSON object per line ({exc.msg})", line=lineno
             ) from None
-        except RecursionError:
-            raise PromptSetError(path, "", TOO_DEEP, line=lineno) from None
-        if nests_too_deep(obj):
-            raise PromptSetError(path, "", TOO_DEEP, line=lineno)
+        except JsonTooDeep as exc:
+            raise PromptSetError(path, "", str(exc), line=lineno) from None
         if meta is None:
             meta = _validate(PromptSetMetadata, obj, path, lineno)
             continue

@@ -12,14 +12,13 @@ the machine, the date and the commit it was measured on; a missing file is said 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from bench.md_table import md_table, ratio_cell
 from bench.md_table import number_cell as _num
-from bench.record.load import TOO_DEEP, nests_too_deep
+from bench.record.load import JsonTooDeep, loads_bounded
 
 from ._escape import md_text
 
@@ -86,11 +85,14 @@ def load_results(folder: Path) -> dict[str, Any]:
         path = folder / name
         if path.is_file():
             try:
-                value = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError, RecursionError) as exc:
+                value = loads_bounded(path.read_text(encoding="utf-8"))
+            except JsonTooDeep as exc:
+                out[name] = {"error": f"{name}: {exc}"}
+                continue
+            except (OSError, ValueError) as exc:
                 out[name] = {"error": f"{name}: not readable JSON ({exc})"}
                 continue
-            error = TOO_DEEP if nests_too_deep(value) else _shape_error(value, _SHAPES[name])
+            error = _shape_error(value, _SHAPES[name])
             out[name] = value if error is None else {"error": f"{name}: {error}"}
     return out
 

@@ -11,10 +11,11 @@ Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]
 
 @asynccontextmanager
 async def serving(handle: Handler) -> AsyncIterator[int]:
-    """``handle`` for each connection to a local port (yielded). On leaving, the server stops listening and every
-    handler still running is cancelled (one may wait for a request that never comes: the client under test keeps its
-    connection open), so that its connection is closed; then the server is closed. From Python 3.12 on,
-    ``Server.wait_closed`` waits for every connection to end, and a handler left waiting kept it waiting for ever."""
+    """``handle`` for each connection to a local port (yielded); the connection is closed when it returns. On
+    leaving, the server stops listening and every handler still running is cancelled (one may wait for a request
+    that never comes: the client under test keeps its connection open), so that its connection is closed; then the
+    server is closed. From Python 3.12 on, ``Server.wait_closed`` waits for every connection to end, and a handler
+    left waiting kept it waiting for ever."""
     tasks: set[asyncio.Task[None]] = set()
 
     async def tracked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -56,8 +56,6 @@ async def capture(answer: bytes) -> AsyncIterator[tuple[int, list[bytes], list[i
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
-        finally:
-            writer.close()
 
     async with serving(handle) as port:
         yield port, seen, conns

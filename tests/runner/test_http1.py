@@ -62,8 +62,6 @@ async def raw_server(
                     await asyncio.sleep(pause_s)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
-        finally:
-            writer.close()
 
     async with serving(handle) as port:
         yield port, connections
