@@ -51,6 +51,7 @@ sys.path.insert(0, str(ROOT / "benchmarks" / "peers"))
 from machine_facts import commit, machine, usable_cores  # noqa: E402
 from measure import Run, run_client  # noqa: E402
 
+from bench.benchmark_results import CLIENT_SCALING, result_head, save_result  # noqa: E402
 from bench.runner.shards import shared_clock  # noqa: E402
 
 __all__ = ["main"]
@@ -184,8 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
     console.print(table)
     result = {
-        "kind": "benchbook-client-scaling",
-        "version": 1,
+        **result_head(CLIENT_SCALING),
         "date": started.isoformat().replace("+00:00", "Z"),
         **commit(args.commit),
         "machine": {**machine(), "label": args.label, "load_average_start": load_start, "load_average_end": load_end},
@@ -202,10 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         "goals": goals(args, rows, half_row),
         "wall_s": round(time.monotonic() - begun, 1),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = args.out.with_suffix(".tmp")
-    tmp_out.write_text(json.dumps(result, indent=1) + "\n")
-    tmp_out.replace(args.out)
+    save_result(args.out, CLIENT_SCALING, result)
     console.print(f"wrote {args.out}")
     for name, goal in result["goals"].items():
         verdict = "met" if goal["met"] else "NOT met" if goal["met"] is False else "not measured"

@@ -43,6 +43,8 @@ sys.path.insert(0, str(ROOT / "benchmarks" / "peers"))
 from machine_facts import commit, machine  # noqa: E402
 from measure import Run, run_client  # noqa: E402
 
+from bench.benchmark_results import CLIENTS, result_head, save_result  # noqa: E402
+
 __all__ = ["main"]
 
 PEERS = Path(os.environ.get("BENCHBOOK_PEERS_DIR", Path.home() / ".cache/benchbook/peers"))
@@ -251,8 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     console.print(render(rows, title))
     result = {
-        "kind": "benchbook-clients-side-by-side",
-        "version": 1,
+        **result_head(CLIENTS),
         "date": started.isoformat().replace("+00:00", "Z"),
         **commit(),
         "machine": {**machine(), "load_average_start": load_start, "load_average_end": load_end},
@@ -270,10 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         "summary": rows,
         "runs": [r.as_json() for r in runs],
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = args.out.with_suffix(".tmp")
-    tmp_out.write_text(json.dumps(result, indent=1) + "\n")
-    tmp_out.replace(args.out)
+    save_result(args.out, CLIENTS, result)
     console.print(f"wrote {args.out}")
     return 0 if all(r.ok for r in runs) else 1
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import sys
 import tempfile
@@ -63,13 +62,12 @@ import bench.compare._interval as _interval  # noqa: E402
 import bench.record.load as _load  # noqa: E402
 import bench.site._site_load as _site_load  # noqa: E402
 import bench.site._workers as _workers  # noqa: E402
+from bench.benchmark_results import COLD_FLOOR, result_head, save_result  # noqa: E402
 from bench.md_table import md_table  # noqa: E402
 from bench.site import site_pages  # noqa: E402
 from bench.site._cache import SiteCache  # noqa: E402
 
 GOALS = {1000: 15.0, 10000: 90.0}  # issue 13: a full build of this many records, seconds
-RESULT_KIND = "benchbook-cold-floor"
-RESULT_VERSION = 1
 # (label, module, function name): the work every cold build must do (the module docstring)
 TIMED = (
     ("validate", _load, "load_record"),
@@ -187,8 +185,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 def write_result(path: Path, rows: list[dict[str, Any]], started: datetime, measured: dict[str, object]) -> None:
     """The rows so far, with the machine, the date and the commit, written atomically to ``path``."""
     result = {
-        "kind": RESULT_KIND,
-        "version": RESULT_VERSION,
+        **result_head(COLD_FLOOR),
         "date": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
         **measured,  # as checked out when the run began
         "machine": machine(),
@@ -196,10 +193,7 @@ def write_result(path: Path, rows: list[dict[str, Any]], started: datetime, meas
         "goals": {str(n): s for n, s in GOALS.items()},
         "rows": [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in rows],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    save_result(path, COLD_FLOOR, result)
 
 
 def main() -> int:

@@ -63,14 +63,13 @@ from machine_facts import commit, machine  # noqa: E402
 from plain_site import write_plain_site  # noqa: E402
 from synthetic_records import _template_texts, synthetic_record, write_records  # noqa: E402
 
+from bench.benchmark_results import SITE_BUILD, result_head, save_result  # noqa: E402
 from bench.md_table import ratio_cell  # noqa: E402
 from bench.testing.serve_process import interruptible, stop_serve  # noqa: E402
 
 __all__ = ["main"]
 
 ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true", "PYTHONPATH": str(ROOT)}
-RESULT_KIND = "benchbook-site-build"
-RESULT_VERSION = 1
 
 
 @dataclass
@@ -465,8 +464,7 @@ def write_result(
 ) -> None:
     """The figures so far, with the machine, the date and the commit, written atomically to ``args.output``."""
     result = {
-        "kind": RESULT_KIND,
-        "version": RESULT_VERSION,
+        **result_head(SITE_BUILD),
         "date": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
         **measured,  # as checked out when the run began (not after its own output changed the tree)
         "machine": {
@@ -485,10 +483,7 @@ def write_result(
             for r in rows
         ],
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = args.output.with_name(f".{args.output.name}.tmp")
-    tmp_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp_out, args.output)
+    save_result(args.output, SITE_BUILD, result)
 
 
 def phase_table(rows: list[Row]) -> str:

@@ -1,13 +1,13 @@
 """The "Performance" page (pure): benchbook's own speed, from the result files the benchmark scripts write.
 
-``benchmarks/results/`` holds one JSON file per benchmark run that is kept (the scripts and the files' formats are
-described in ``benchmarks/README.md``): ``site-build.json`` (``benchmarks/site_build.py``: the site's build, size
-and ``mkdocs serve`` against a plain MkDocs site; ``site-build-before.json`` is the same script's run before the
-site was optimized), ``clients.json`` (``benchmarks/clients.py``: the client beside its peers) and
-``client-scaling.json`` (``benchmarks/client_scaling.py``: the sharded client; ``client-scaling-h200.json``: the same
-script on the H200 host, ``benchmarks/h200_client_scaling.sh``), ``cold-floor.json`` (``benchmarks/cold_floor.py``:
-the least time a cold build can take on the machine, from the work every cold build must do). Every table names
-the machine, the date and the commit it was measured on; a missing file is said to be missing, never filled in.
+``benchmarks/results/`` holds one JSON file per benchmark run that is kept; which file holds which kind of result, and
+its format, are defined once in ``bench.benchmark_results`` (the fields are described in ``benchmarks/README.md``):
+``site-build.json`` (the site's build, size and ``mkdocs serve`` against a plain MkDocs site; ``site-build-before.json``
+is the same script's run before the site was optimized), ``cold-floor.json`` (the least time a cold build can take on
+the machine, from the work every cold build must do), ``clients.json`` (the client beside its peers) and
+``client-scaling.json`` (the sharded client; ``client-scaling-h200.json``: the same script on the H200 host). Every
+table names the machine, the date and the commit it was measured on; a missing file is said to be missing, never
+filled in, and a file not in its format is named with the field and what was expected.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.md_table import md_table, ratio_cell
-from bench.md_table import number_cell as _num
+from bench.benchmark_results import CLIENT_SCALING, CLIENTS, COLD_FLOOR, RESULT_FILES, SITE_BUILD, result_error
+from bench.md_table import md_table, number_cell, ratio_cell
 from bench.record.load import JsonTooDeep, loads_bounded
 
 from ._escape import md_text
@@ -25,14 +25,6 @@ from ._escape import md_text
 __all__ = ["PERFORMANCE_PAGE", "RESULT_FILES", "load_results", "performance_markdown"]
 
 PERFORMANCE_PAGE = "performance.md"
-RESULT_FILES = (
-    "site-build-before.json",
-    "site-build.json",
-    "cold-floor.json",
-    "clients.json",
-    "client-scaling.json",
-    "client-scaling-h200.json",
-)
 
 # The site's goals (issue 13): records -> (build seconds, peak RSS MiB); serve at 1,000; the largest page.
 SITE_GOALS = {1000: (15.0, None), 10000: (90.0, 2048.0)}
@@ -41,47 +33,12 @@ PAGE_LIMIT_KIB = 1024.0
 OFFLINE_SHARE_GOAL = 0.05  # the offline check: at most this share of the build
 
 
-# The containers the renderers below read in each file, as its script writes them: a dict names its keys (each may
-# be absent or null), ``"*"`` stands for every key, a one-item list for a list of such items, ``dict`` for any
-# object. Any other value is shown when it is a number or text, else as "—".
-_ROW = {"phases": dict, "lag_ms": dict}
-_SHAPES: dict[str, Any] = {
-    "site-build.json": {"machine": dict, "rows": [_ROW]},
-    "cold-floor.json": {"machine": dict, "goals": dict, "rows": [dict]},
-    "clients.json": {"machine": dict, "settings": dict, "summary": [dict], "skipped": dict},
-    "client-scaling.json": {"machine": dict, "rows": [_ROW], "half_ceiling": _ROW, "goals": {"*": dict}},
-}
-_SHAPES["site-build-before.json"] = _SHAPES["site-build.json"]
-_SHAPES["client-scaling-h200.json"] = _SHAPES["client-scaling.json"]
-_JSON_NAMES = {dict: "an object", list: "a list", str: "text", bool: "true or false", type(None): "null"}
-
-
-def _shape_error(value: Any, shape: Any, where: str = "") -> str | None:
-    """The first place where ``value`` is not of ``shape`` (``field 'rows[2]': a JSON object (got a list)``)."""
-    field = f"field '{where}'" if where else "the whole file"
-    want = list if isinstance(shape, list) else dict
-    if not isinstance(value, want):
-        got = _JSON_NAMES.get(type(value), "a number")
-        return f"{field}: a JSON {'list' if want is list else 'object'} (got {got})"
-    if isinstance(shape, list):
-        for i, item in enumerate(value):
-            if (error := _shape_error(item, shape[0], f"{where}[{i}]")) is not None:
-                return error
-    elif isinstance(shape, dict) and isinstance(value, dict):
-        for key, inner in value.items():
-            sub = shape.get("*", shape.get(key))
-            if sub is None or inner is None:
-                continue
-            if (error := _shape_error(inner, sub, f"{where}.{key}" if where else str(key))) is not None:
-                return error
-    return None
-
-
 def load_results(folder: Path) -> dict[str, Any]:
     """File name → parsed result, for the files of ``RESULT_FILES`` that exist; an unreadable file, or one not in
-    the shape its script writes, → its error (shown on the page in the file's place)."""
+    the format its script writes (``bench.benchmark_results.result_error``: its kind, format version and shape), → its
+    error (shown on the page in the file's place)."""
     out: dict[str, Any] = {}
-    for name in RESULT_FILES:
+    for name, fmt in RESULT_FILES.items():
         path = folder / name
         if path.is_file():
             try:
@@ -92,7 +49,7 @@ def load_results(folder: Path) -> dict[str, Any]:
             except (OSError, ValueError) as exc:
                 out[name] = {"error": f"{name}: not readable JSON ({exc})"}
                 continue
-            error = _shape_error(value, _SHAPES[name])
+            error = result_error(value, fmt)
             out[name] = value if error is None else {"error": f"{name}: {error}"}
     return out
 
@@ -106,8 +63,11 @@ def _unavailable(result: Mapping[str, Any] | None, name: str) -> str:
 
 
 def _value(value: Any) -> str:
-    """A figure a result file states as it is (a number in its shortest form), else as escaped text."""
-    return _num(value, "g") if isinstance(value, int | float) and not isinstance(value, bool) else md_text(value)
+    """A figure a result file states as it is (a number in its shortest form; null or absent: "—"), else as escaped
+    text."""
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return number_cell(value, "g")  # None: "—"
+    return md_text(value)
 
 
 def _measured(result: Mapping[str, Any], script: str) -> str:
@@ -115,11 +75,11 @@ def _measured(result: Mapping[str, Any], script: str) -> str:
     commit = result.get("commit")
     dirty = " (uncommitted changes)" if result.get("dirty") else ""
     load = m.get("load_average_start")
-    load_text = f", load average {_num(load[0], '.1f')} at the start" if isinstance(load, list) and load else ""
-    memory = f", {_num(m.get('memory_gib'), '.0f')} GiB" if m.get("memory_gib") else ""
+    load_text = f", load average {number_cell(load[0], '.1f')} at the start" if isinstance(load, list) and load else ""
+    memory = f", {number_cell(m.get('memory_gib'), '.0f')} GiB" if m.get("memory_gib") else ""
     return (
         f"Measured by `{script}` on {md_text(result.get('date', 'an unknown date'))}: {md_text(m.get('cpu', '?'))}, "
-        f"{_num(m.get('cores'), 'd')} core(s){memory}{load_text}; benchbook commit "
+        f"{number_cell(m.get('cores'), 'd')} core(s){memory}{load_text}; benchbook commit "
         f"`{md_text(commit or 'unknown')}`{dirty}."
     )
 
@@ -146,20 +106,20 @@ def _site_table(result: Mapping[str, Any]) -> str:
     for r in result.get("rows") or []:
         rows.append(
             [
-                f"{_num(r.get('records'), ',d')} {md_text(r.get('kind', ''))}",
-                _num(r.get("build_s")),
-                _num(r.get("warm_build_s")),
-                _num(r.get("peak_rss_mib"), ",.0f"),
-                _num(r.get("warm_peak_rss_mib"), ",.0f"),
-                _num(r.get("site_mib")),
-                _num(r.get("pages"), ",d"),
-                f"{_num(r.get('largest_page_kib'), ',.0f')} ({md_text(r.get('largest_page', ''))})",
-                _num(r.get("search_index_kib"), ",.0f"),
+                f"{number_cell(r.get('records'), ',d')} {md_text(r.get('kind', ''))}",
+                number_cell(r.get("build_s")),
+                number_cell(r.get("warm_build_s")),
+                number_cell(r.get("peak_rss_mib"), ",.0f"),
+                number_cell(r.get("warm_peak_rss_mib"), ",.0f"),
+                number_cell(r.get("site_mib")),
+                number_cell(r.get("pages"), ",d"),
+                f"{number_cell(r.get('largest_page_kib'), ',.0f')} ({md_text(r.get('largest_page', ''))})",
+                number_cell(r.get("search_index_kib"), ",.0f"),
                 _serve_cell(r),
                 _offline_cell(r),
-                _num(r.get("plain_build_s")),
+                number_cell(r.get("plain_build_s")),
                 ratio_cell(r.get("ratio")),
-                _num(r.get("cpu_s")),
+                number_cell(r.get("cpu_s")),
                 ratio_cell(r.get("cpu_ratio")),
             ]
         )
@@ -176,7 +136,10 @@ def _phase_table(result: Mapping[str, Any]) -> str:
         return ""
     header = ["Records (cold build)", *(f"{md_text(n[:1].upper() + n[1:])} (s)" for n in names)]
     rows = [
-        [f"{_num(r.get('records'), ',d')} {md_text(r.get('kind', ''))}", *(_num(r["phases"].get(n)) for n in names)]
+        [
+            f"{number_cell(r.get('records'), ',d')} {md_text(r.get('kind', ''))}",
+            *(number_cell(r["phases"].get(n)) for n in names),
+        ]
         for r in rows_in
     ]
     return md_table(header, rows, align=["l"] + ["r"] * len(names))
@@ -192,8 +155,8 @@ def _serve_samples(row: Mapping[str, Any]) -> list[float]:
 def _serve_cell(row: Mapping[str, Any]) -> str:
     """The median serve delay, then each new record's (a result from before several were measured: the one)."""
     samples = _serve_samples(row)
-    median = _num(row.get("serve_s"))
-    return f"{median} ({' / '.join(_num(x) for x in samples)})" if len(samples) > 1 else median
+    median = number_cell(row.get("serve_s"))
+    return f"{median} ({' / '.join(number_cell(x) for x in samples)})" if len(samples) > 1 else median
 
 
 def _serve_worst(row: Mapping[str, Any]) -> float | None:
@@ -209,7 +172,7 @@ def _offline_cell(row: Mapping[str, Any]) -> str:
     share = row.get("offline_share")
     if not isinstance(share, int | float) or isinstance(share, bool):
         return "—"
-    return f"{_num(row.get('offline_s'))} ({share:.1%})"
+    return f"{number_cell(row.get('offline_s'))} ({share:.1%})"
 
 
 def _goal_lines(result: Mapping[str, Any]) -> list[str]:
@@ -236,7 +199,7 @@ def _goal_lines(result: Mapping[str, Any]) -> list[str]:
             checks.append((f"offline check ≤ {OFFLINE_SHARE_GOAL:.0%} of the build", share, OFFLINE_SHARE_GOAL))
         for what, value, goal in checks:
             state = "not measured" if not isinstance(value, int | float) else "met" if value <= goal else "**not met**"
-            shown = f"{value:.1%}" if what.startswith("offline") and isinstance(value, float) else _num(value)
+            shown = f"{value:.1%}" if what.startswith("offline") and isinstance(value, float) else number_cell(value)
             lines.append(f"- {n:,} records, {what}: {state} ({shown})")
     return lines
 
@@ -265,7 +228,7 @@ def _site_section(results: Mapping[str, Any]) -> list[str]:
         if result is None or "error" in result:
             parts.append(_unavailable(result, name))
             continue
-        parts += [_measured(result, "benchmarks/site_build.py"), "", _site_table(result)]
+        parts += [_measured(result, SITE_BUILD.script), "", _site_table(result)]
         if phases := _phase_table(result):
             parts += [
                 "",
@@ -290,7 +253,7 @@ def _floor_section(result: Mapping[str, Any] | None) -> list[str]:
     if result is None or "error" in result:
         return [*parts, _unavailable(result, "cold-floor.json")]
     parts += [
-        _measured(result, "benchmarks/cold_floor.py"),
+        _measured(result, COLD_FLOOR.script),
         "",
         "The work every cold build must do, whatever renders its pages, timed in CPU seconds in one process: read, "
         "migrate and validate every record; redact it; bootstrap every level's intervals; bootstrap every "
@@ -325,14 +288,14 @@ def _floor_section(result: Mapping[str, Any] | None) -> list[str]:
         goal = goals.get(str(r.get("records")))
         rows.append(
             [
-                _num(r.get("records"), ",d"),
-                _num(cores, "d"),
-                *(_num(r.get(label)) for label in FLOOR_LABELS),
-                _num(r.get("mandated")),
-                _num(floor),
-                _num(plain),
-                _num(with_plain),
-                _num(goal, "g"),
+                number_cell(r.get("records"), ",d"),
+                number_cell(cores, "d"),
+                *(number_cell(r.get(label)) for label in FLOOR_LABELS),
+                number_cell(r.get("mandated")),
+                number_cell(floor),
+                number_cell(plain),
+                number_cell(with_plain),
+                number_cell(goal, "g"),
             ]
         )
     return [*parts, md_table(header, rows) if rows else "*The file holds no rows.*"]
@@ -344,30 +307,30 @@ def _clients_section(result: Mapping[str, Any] | None) -> list[str]:
         return [*parts, _unavailable(result, "clients.json")]
     settings = result.get("settings") or {}
     parts += [
-        _measured(result, "benchmarks/clients.py"),
+        _measured(result, CLIENTS.script),
         "",
-        f"One local zero-delay server, {_num(settings.get('output_tokens'), 'd')} output tokens per request, medians "
-        f"of {_num(settings.get('rounds'), 'd')} interleaved round(s); tokens counted by the server. *vs benchbook*: "
-        "the client's server-counted rate over benchbook's in the same round.",
+        f"One local zero-delay server, {number_cell(settings.get('output_tokens'), 'd')} output tokens per request, "
+        f"medians of {number_cell(settings.get('rounds'), 'd')} interleaved round(s); tokens counted by the server. "
+        "*vs benchbook*: the client's server-counted rate over benchbook's in the same round.",
         "",
     ]
     header = ["C", "Client", "Server tok/s", "Tool tok/s", "CPU s / 1k tokens", "vs benchbook", "Failed", "Lag p50/p99"]
     rows = []
     for r in result.get("summary") or []:
         lag = (
-            f"{_num(r.get('lag_ms_p50'), '.2f')} / {_num(r.get('lag_ms_p99'), '.2f')} ms"
+            f"{number_cell(r.get('lag_ms_p50'), '.2f')} / {number_cell(r.get('lag_ms_p99'), '.2f')} ms"
             if r.get("lag_ms_p50") is not None
             else "—"
         )
         rows.append(
             [
-                _num(r.get("concurrency"), "d"),
+                number_cell(r.get("concurrency"), "d"),
                 md_text(r.get("client", "")),
-                _num(r.get("server_tok_s"), ",.0f"),
-                _num(r.get("tool_tok_s"), ",.0f"),
-                _num(r.get("cpu_s_per_1k_tokens"), ".4f"),
+                number_cell(r.get("server_tok_s"), ",.0f"),
+                number_cell(r.get("tool_tok_s"), ",.0f"),
+                number_cell(r.get("cpu_s_per_1k_tokens"), ".4f"),
                 ratio_cell(r.get("vs_benchbook"), ".2f"),
-                _num(r.get("failed"), "d"),
+                number_cell(r.get("failed"), "d"),
                 lag,
             ]
         )
@@ -382,22 +345,22 @@ def _scaling_section(result: Mapping[str, Any] | None, name: str, heading: str) 
     parts = [f"## {heading}", ""]
     if result is None or "error" in result:
         return [*parts, _unavailable(result, name)]
-    parts += [_measured(result, "benchmarks/client_scaling.py"), ""]
+    parts += [_measured(result, CLIENT_SCALING.script), ""]
     header = ["Client processes", "Server tok/s", "vs one process", "CPU s / 1k tokens", "Failed", "Lag p50/p99"]
     rows: list[Sequence[str]] = []
     runs = [*(result.get("rows") or [])]
     half = result.get("half_ceiling")
     for r in [*runs, *([half] if isinstance(half, dict) else [])]:
         lag = r.get("lag_ms") or {}
-        label = _num(r.get("client_processes"), "d") + (" (paced at half the ceiling)" if r is half else "")
+        label = number_cell(r.get("client_processes"), "d") + (" (paced at half the ceiling)" if r is half else "")
         rows.append(
             [
                 label,
-                _num(r.get("server_tok_s"), ",.0f"),
+                number_cell(r.get("server_tok_s"), ",.0f"),
                 ratio_cell(r.get("vs_one_process"), ".2f"),
-                _num(r.get("cpu_s_per_1k_tokens"), ".4f"),
-                _num(r.get("failed"), "d"),
-                f"{_num(lag.get('p50'), '.2f')} / {_num(lag.get('p99'), '.2f')} ms" if lag else "—",
+                number_cell(r.get("cpu_s_per_1k_tokens"), ".4f"),
+                number_cell(r.get("failed"), "d"),
+                f"{number_cell(lag.get('p50'), '.2f')} / {number_cell(lag.get('p99'), '.2f')} ms" if lag else "—",
             ]
         )
     parts.append(md_table(header, rows, align=["l", "r", "r", "r", "r", "r"]) or "*No rows.*")
@@ -405,16 +368,18 @@ def _scaling_section(result: Mapping[str, Any] | None, name: str, heading: str) 
         loops = sorted({str(r["event_loop"]) for r in [*runs, half] if r.get("event_loop")})
         parts += [
             "",
-            f"Paced run: one token every {_num(half.get('itl_ms'), '.3f')} ms per stream, "
-            f"{_num(half.get('offered_tok_s'), ',.0f')} tok/s offered, {_num(half.get('server_tok_s'), ',.0f')} "
-            f"served; {md_text(str(half.get('split', '')))}."
+            f"Paced run: one token every {number_cell(half.get('itl_ms'), '.3f')} ms per stream, "
+            f"{number_cell(half.get('offered_tok_s'), ',.0f')} tok/s offered, "
+            f"{number_cell(half.get('server_tok_s'), ',.0f')} served; {md_text(str(half.get('split', '')))}."
             + (f" Client event loop: {md_text(', '.join(loops))}." if loops else ""),
         ]
     goals = result.get("goals") or {}
     if goals:
         parts.append("")
-        for key, goal in goals.items():
-            verdict = {True: "met", False: "**not met**"}.get(goal.get("met"), "not measured")
+        for key, stated in goals.items():
+            goal = stated or {}  # a goal stated as null: nothing measured
+            met = goal.get("met")
+            verdict = "met" if met is True else "**not met**" if met is False else "not measured"
             parts.append(
                 f"- {md_text(key)} ({md_text(str(goal.get('target', '')))}): {verdict} ({_value(goal.get('value'))})"
             )

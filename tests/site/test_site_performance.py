@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.benchmark_results import CLIENT_SCALING, CLIENTS, COLD_FLOOR, RESULT_FILES, SITE_BUILD, result_head
 from bench.site import load_results, performance_markdown
 from bench.site._escape import md_text
-from bench.site._performance import RESULT_FILES
 
 MACHINE = {"cpu": "Test CPU <b>", "cores": 2, "memory_gib": 23.0, "load_average_start": [1.5, 1.0, 1.0]}
 
@@ -172,9 +172,9 @@ def test_the_cold_build_floor_comes_from_its_file(tmp_path: Path) -> None:
     # the floor with the plain pages: 8.875 + 5.5 / 2 = 11.625; no plain build, no sum; a size without a goal
     assert "| 1,000 | 2 | 3.0 | 2.5 | 8.8 | 3.5 | 17.8 | 8.9 | 5.5 | 11.6 | 15 |" in section
     assert "| 300 | 2 | 0.9 | 0.8 | 2.6 | 1.1 | 5.4 | 2.7 | — | — | — |" in section
-    _write(tmp_path, "cold-floor.json", {"kind": "x"} | {"rows": []})
+    _write(tmp_path, "cold-floor.json", floor | {"rows": []})
     assert "*The file holds no rows.*" in performance_markdown(load_results(tmp_path))
-    _write(tmp_path, "cold-floor.json", {"kind": "x"} | {"rows": "nonsense"})
+    _write(tmp_path, "cold-floor.json", floor | {"rows": "nonsense"})
     page = performance_markdown(load_results(tmp_path))
     assert md_text("cold-floor.json: field 'rows': a JSON list (got text)") in page
     (tmp_path / "cold-floor.json").write_text("{", encoding="utf-8")
@@ -188,7 +188,7 @@ def test_a_file_not_in_its_scripts_shape_is_named_with_its_field(tmp_path: Path)
     build with an AttributeError)."""
     _write(tmp_path, "site-build.json", _site([ROW_1000, {**ROW_1000, "phases": [1, 2]}]))
     (tmp_path / "clients.json").write_text("[1, 2]", encoding="utf-8")
-    _write(tmp_path, "client-scaling.json", {"rows": [], "goals": {"lag": 0.5}})
+    _write(tmp_path, "client-scaling.json", result_head(CLIENT_SCALING) | {"rows": [], "goals": {"lag": 0.5}})
     (tmp_path / "cold-floor.json").write_text("[" * 200 + "]" * 200, encoding="utf-8")
     results = load_results(tmp_path)
     assert results["site-build.json"] == {
@@ -204,6 +204,58 @@ def test_a_file_not_in_its_scripts_shape_is_named_with_its_field(tmp_path: Path)
     page = performance_markdown(results)
     assert f"*{md_text(results['site-build.json']['error'])}*" in page
     assert f"*{md_text(results['clients.json']['error'])}*" in page
+
+
+def test_a_file_of_another_kind_or_format_version_is_named(tmp_path: Path) -> None:
+    """Each file's kind and format version are checked before anything is read from it: a file that another script
+    wrote, or a newer format whose fields may have been renamed, is named with the field and what was expected,
+    not shown as a table of missing figures."""
+    good = _site([ROW_1000])
+    cases = {
+        "site-build.json": good | result_head(CLIENTS),
+        "site-build-before.json": good | {"version": 2},
+        "cold-floor.json": {"rows": [], "machine": MACHINE},
+        "clients.json": result_head(CLIENTS) | {"version": "1"},
+        "client-scaling.json": result_head(SITE_BUILD) | {"kind": None},
+    }
+    for name, value in cases.items():
+        _write(tmp_path, name, value)
+    results = load_results(tmp_path)
+    assert results == {
+        "site-build.json": {
+            "error": "site-build.json: field 'kind': \"benchbook-site-build\", what benchmarks/site_build.py writes "
+            '(got "benchbook-clients-side-by-side")'
+        },
+        "site-build-before.json": {
+            "error": "site-build-before.json: field 'version': 1, the format version this benchbook reads (got 2) "
+            "(a newer format: update benchbook)"
+        },
+        "cold-floor.json": {
+            "error": "cold-floor.json: field 'kind': \"benchbook-cold-floor\", what benchmarks/cold_floor.py writes "
+            "(got missing)"
+        },
+        "clients.json": {
+            "error": "clients.json: field 'version': 1, the format version this benchbook reads (got text)"
+        },
+        "client-scaling.json": {
+            "error": "client-scaling.json: field 'kind': \"benchbook-client-scaling\", what "
+            "benchmarks/client_scaling.py writes (got null)"
+        },
+    }
+    page = performance_markdown(results)
+    for name in cases:
+        assert f"*{md_text(results[name]['error'])}*" in page
+    _write(tmp_path, "site-build.json", good)
+    assert load_results(tmp_path)["site-build.json"] == good
+
+
+def test_the_shipped_result_files_are_each_of_its_format() -> None:
+    """The files committed under benchmarks/results/ (what the site shows) all pass their format's check."""
+    folder = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+    results = load_results(folder)
+    assert set(results) == set(RESULT_FILES)
+    assert [r["error"] for r in results.values() if "error" in r] == []
+    assert results["cold-floor.json"]["kind"] == COLD_FLOOR.kind
 
 
 _JSON = st.recursive(
@@ -222,15 +274,24 @@ _SHAPED = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.sampled_from(RESULT_FILES), _SHAPED, max_size=6))
+@given(st.dictionaries(st.sampled_from(list(RESULT_FILES)), st.tuples(_SHAPED, st.booleans()), max_size=6))
 def test_any_json_in_the_result_files_gives_a_page(
-    tmp_path_factory: pytest.TempPathFactory, files: dict[str, Any]
+    tmp_path_factory: pytest.TempPathFactory, files: dict[str, tuple[Any, bool]]
 ) -> None:
-    """Whatever JSON the files hold, the page is made: each file is shown or named as not in its shape."""
+    """Whatever JSON the files hold, the page is made: each file is shown or named as not in its format. Most
+    objects are given their format's kind and version, so that what follows them reaches the renderers."""
     folder = tmp_path_factory.mktemp("results")
-    for name, value in files.items():
-        _write(folder, name, value)
+    for name, (value, headed) in files.items():
+        _write(folder, name, value | result_head(RESULT_FILES[name]) if headed and isinstance(value, dict) else value)
     results = load_results(folder)
     assert set(results) == set(files)
     page = performance_markdown(results)
     assert page.startswith("# Performance")
+
+
+def test_a_goal_stated_as_null_is_not_measured(tmp_path: Path) -> None:
+    """A goal whose entry is null (found by the property test below: it ended the build with an AttributeError)."""
+    scaling = result_head(CLIENT_SCALING) | {"machine": MACHINE, "rows": [], "goals": {"scaling": None}}
+    _write(tmp_path, "client-scaling.json", scaling)
+    section = performance_markdown(load_results(tmp_path)).partition("## The sharded client")[2]
+    assert "- scaling (): not measured (—)" in section
