@@ -80,7 +80,7 @@ _JSON_NAMES = {dict: "an object", list: "a list", str: "text", bool: "true or fa
 
 
 def _json_name(value: Any) -> str:
-    return _JSON_NAMES.get(type(value), "a number") if value is not None else "null"
+    return _JSON_NAMES.get(type(value), "a number")
 
 
 def result_head(fmt: ResultFormat) -> dict[str, Any]:
