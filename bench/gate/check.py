@@ -25,12 +25,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from bench.git import Change, RepositoryError, diff_changes, files_at, open_repo, resolve_base
+from bench.git import Change, RepositoryError, TreeFile, diff_changes, files_at, open_repo, resolve_base
 from bench.record import Record
 from bench.redact import redact_text
 
 from ._secrets import secret_fields, secret_reason, without_quoted_input
-from ._snapshot import content_hash, is_record_path, load_tree, worktree_files
+from ._snapshot import Loaded, Summary, is_record_path, load_tree, worktree_files
 
 __all__ = ["AddedRecord", "CheckResult", "Failure", "GateEnvError", "run_check"]
 
@@ -73,7 +73,8 @@ class CheckResult:
     secret_files: list[str] = field(default_factory=list)  # added files holding what looks like a secret
     failures: list[Failure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    base_records: dict[str, Record] = field(default_factory=dict)  # rel path -> record on the base
+    # rel path -> record on the base, of the added records' experiments and configurations (what the report compares)
+    base_records: dict[str, Record] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -110,12 +111,12 @@ def _append_only(changes: list[Change], records_dir: str) -> tuple[list[str], li
     return added, failures
 
 
-def _duplicates(records: dict[str, Record], added_paths: set[str]) -> list[Failure]:
+def _duplicates(records: dict[str, Summary], added_paths: set[str]) -> list[Failure]:
     failures: list[Failure] = []
-    for what, key_of in (("id", lambda r: r.id), ("content hash", content_hash)):
+    for what, field_name in (("id", "id"), ("content hash", "content_hash")):
         groups: dict[str, list[str]] = defaultdict(list)
-        for rel, rec in records.items():
-            groups[key_of(rec)].append(rel)
+        for rel, summary in records.items():
+            groups[getattr(summary, field_name)].append(rel)
         for key, paths in sorted(groups.items()):
             if len(paths) < 2:
                 continue
@@ -125,6 +126,10 @@ def _duplicates(records: dict[str, Record], added_paths: set[str]) -> list[Failu
                 shown = key if what == "id" else key[:12]
                 failures.append(Failure(p, f"duplicate {what} {shown}: also used by {others}"))
     return failures
+
+
+def _read(f: TreeFile | None) -> bytes | None:
+    return f.read() if f is not None else None
 
 
 def _listing(paths: list[str], limit: int = 10) -> str:
@@ -193,11 +198,19 @@ def run_check(
     added_paths, result.failures = _append_only(changes, records_dir)
     result.added_files = sorted(added_paths)
 
-    head = load_tree(head_files, records_dir)
-    base_tree = load_tree(base_files, records_dir)
-    result.base_records = base_tree.records
+    # only the added records whole, and on the base those they are compared with (bench.gate._report: the same
+    # experiment, or the same configuration's history); a file the two trees share is loaded once
+    loaded: Loaded = {}
+    head = load_tree(head_files, records_dir, keep=lambda rel, _: rel in added_paths, loaded=loaded)
+    experiments = {r.experiment for r in head.records.values()}
+    configurations = {(s.variant, s.fingerprint) for rel, s in head.summaries.items() if rel in added_paths}
 
-    secrets = {rel: found for rel in added_paths if (found := secret_fields(head_files.get(rel)))}
+    def compared(rel: str, s: Summary) -> bool:
+        return s.experiment in experiments or (s.variant, s.fingerprint) in configurations
+
+    result.base_records = load_tree(base_files, records_dir, keep=compared, loaded=loaded).records
+
+    secrets = {rel: found for rel in added_paths if (found := secret_fields(_read(head_files.get(rel))))}
     result.secret_files = sorted(secrets)
     for rel in sorted(added_paths):
         if rel in secrets:
@@ -215,7 +228,7 @@ def run_check(
             result.failures.append(Failure(rel, f"invalid record: field '{err.field}': {expected}"))
         elif rel in head.records and rel not in secrets:
             rec = head.records[rel]
-            result.added.append(AddedRecord(path=rel, record=rec, content_hash=content_hash(rec)))
+            result.added.append(AddedRecord(path=rel, record=rec, content_hash=head.summaries[rel].content_hash))
     if uncovered:
         result.warnings.append(
             f"JSON file(s) added outside {records_dir}/ are not checked as records: {_listing(uncovered)}"
@@ -223,5 +236,5 @@ def run_check(
     for rel, err in sorted(head.errors.items()):
         if rel not in added_paths:
             result.warnings.append(redact_text(f"existing record does not load: {err}"))
-    result.failures += _duplicates(head.records, set(added_paths))
+    result.failures += _duplicates(head.summaries, set(added_paths))
     return result

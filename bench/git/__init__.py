@@ -1,7 +1,7 @@
 """Everything benchbook asks git, through gitpython, in one place.
 
 * the PR gate: :func:`open_repo`, :func:`resolve_base` (the base of a change), :func:`diff_changes` (what it
-  does to the tree), :func:`files_at` (a folder's files at a commit);
+  does to the tree), :func:`files_at` (a folder's files at a commit, each read when asked: :class:`TreeFile`);
 * the site: :func:`record_commits`, which commit added each record (one ``git log`` for all of them);
 * the harness: :func:`checkout_state`, the commit and dirty flag of the measured checkout;
 * ``bench collect``: :func:`commit_files`, records committed on a branch without touching the user's checkout.
@@ -14,7 +14,7 @@ from ._checkout import CheckoutState, checkout_state
 from ._commit import DEFAULT_BASES, CommitError, CommitResult, commit_files
 from ._history import UNCOMMITTED, RecordCommit, parse_added_log, record_commits
 from ._repo import DEFAULT_BRANCHES, RepositoryError, commit_of, open_repo, resolve_base
-from ._tree import files_at
+from ._tree import TreeFile, blob_id, files_at
 
 __all__ = [
     "DEFAULT_BASES",
@@ -27,6 +27,8 @@ __all__ = [
     "CommitResult",
     "RecordCommit",
     "RepositoryError",
+    "TreeFile",
+    "blob_id",
     "checkout_state",
     "commit_files",
     "commit_of",
