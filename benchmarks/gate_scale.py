@@ -1,11 +1,12 @@
-"""How the review gate (``bench check``) keeps up as records accumulate: one pull request adding one record to a
-repository that already holds N.
+"""How the review gate (``bench check``) and ``bench validate`` keep up as records accumulate: one pull request
+adding one record to a repository that already holds N.
 
 For each ``--sizes`` N, synthetic records (``benchmarks/synthetic_records.py``; a temporary folder, never
 committed to this repository) are committed to a new git repository as its ``main``; a branch then adds one more
-record, and ``bench check --base main`` runs on it, as CI runs it on a pull request. Printed per size: the gate's
-exit code, wall seconds, CPU seconds and peak memory (of its process tree, as ``site_build.py`` measures a build),
-and the records' size on disk.
+record, and ``bench check --base main`` runs on it, as CI runs it on a pull request; then ``bench validate records``
+on the same checkout. Printed per size: the gate's exit code, wall seconds, CPU seconds and peak memory (of its
+process tree, as ``site_build.py`` measures a build), the same for ``bench validate``, and the records' size on
+disk.
 
     python benchmarks/gate_scale.py --sizes 1000 3000
 """
@@ -62,6 +63,7 @@ def measure(n: int, work: Path) -> dict[str, object]:
     _git(repo, "commit", "-q", "-m", "one record")
     cmd = [sys.executable, "-m", "bench", "check", "--base", "main", "--report", str(work / f"report-{n}.md")]
     run = run_measured(cmd, repo, dict(os.environ, **ENV))
+    validate = run_measured([sys.executable, "-m", "bench", "validate", "records"], repo, dict(os.environ, **ENV))
     size = sum(f.stat().st_size for f in files[:-1])
     shutil.rmtree(made)
     shutil.rmtree(repo)
@@ -72,12 +74,17 @@ def measure(n: int, work: Path) -> dict[str, object]:
         "cpu_s": run.cpu_s,
         "peak_rss_mib": run.peak_rss / 2**20,
         "records_mib": size / 2**20,
-        "output": run.output[-2000:] if run.returncode not in (0, 1) else "",
+        "validate_exit": validate.returncode,
+        "validate_s": validate.seconds,
+        "validate_cpu_s": validate.cpu_s,
+        "validate_peak_rss_mib": validate.peak_rss / 2**20,
+        "output": "\n".join(r.output[-2000:] for r in (run, validate) if r.returncode not in (0, 1)),
     }
 
 
 def table(rows: list[dict[str, object]]) -> str:
-    header = ["records on main", "gate exit", "wall s", "CPU s", "peak RSS MiB", "records MiB"]
+    header = ["records on main", "gate exit", "wall s", "CPU s", "peak RSS MiB", "validate exit", "validate wall s",
+              "validate CPU s", "validate peak RSS MiB", "records MiB"]  # fmt: skip
     body = [
         [
             number_cell(r["records"], ",d"),
@@ -85,6 +92,10 @@ def table(rows: list[dict[str, object]]) -> str:
             number_cell(r["seconds"]),
             number_cell(r["cpu_s"]),
             number_cell(r["peak_rss_mib"], ",.0f"),
+            str(r["validate_exit"]),
+            number_cell(r["validate_s"]),
+            number_cell(r["validate_cpu_s"]),
+            number_cell(r["validate_peak_rss_mib"], ",.0f"),
             number_cell(r["records_mib"], ",.0f"),
         ]
         for r in rows
@@ -106,7 +117,7 @@ def main() -> int:
             if row["output"]:
                 print(row["output"], file=sys.stderr)
     print(table(rows))
-    return 0 if all(r["exit"] == 0 for r in rows) else 1
+    return 0 if all(r["exit"] == 0 and r["validate_exit"] == 0 for r in rows) else 1
 
 
 if __name__ == "__main__":

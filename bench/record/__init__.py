@@ -2,7 +2,7 @@
 
 from ._migrate import migrate
 from .errors import RecordError
-from .load import LoadedRecord, LoadResult, load_record, load_records, parse_record
+from .load import LoadedRecord, LoadResult, iter_records, load_record, load_records, parse_record
 from .model import SCHEMA_VERSION, Level, Metric, Record
 from .store import create_record_file, dump_record, new_record_id, record_path, replace_record_file
 
@@ -16,6 +16,7 @@ __all__ = [
     "RecordError",
     "create_record_file",
     "dump_record",
+    "iter_records",
     "load_record",
     "load_records",
     "migrate",

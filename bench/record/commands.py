@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RecordError
-from .load import load_record, load_records
+from .load import iter_records, load_record
 from .model import SCHEMA_VERSION, Record
 
 __all__ = ["SCHEMA_FILE", "json_schema", "register"]
@@ -29,10 +29,12 @@ def _validate(args: argparse.Namespace) -> int:
     count = 0
     for target in args.paths:
         path = Path(target)
-        if path.is_dir():
-            result = load_records(path)
-            errors += result.errors
-            count += len(result.records)
+        if path.is_dir():  # one record at a time: a folder of 10,000 is not held
+            for found in iter_records(path):
+                if isinstance(found, RecordError):
+                    errors.append(found)
+                else:
+                    count += 1
         else:
             try:
                 load_record(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ __all__ = [
     "JsonTooDeep",
     "LoadResult",
     "LoadedRecord",
+    "iter_records",
     "load_record",
     "load_records",
     "loads_bounded",
@@ -290,28 +291,41 @@ def load_record(path: Path, *, check_layout: bool = True, raw: str | None = None
     return LoadedRecord(record=record, path=path, raw=raw)
 
 
-def load_records(root: Path, *, load: Callable[[Path], LoadedRecord] = load_record) -> LoadResult:
-    """Load every ``root/<experiment>/*.json`` with ``load`` (a cache may pass its own). Bad files become errors;
-    good ones still load."""
-    result = LoadResult()
+def iter_records(
+    root: Path, *, load: Callable[[Path], LoadedRecord] = load_record
+) -> Iterator[LoadedRecord | RecordError]:
+    """Each ``root/<experiment>/*.json`` in path order, loaded with ``load``, or the error it gives (a file out of
+    the layout, a bad record, an id used by an earlier file). Only the ids seen are held: ``bench validate`` of
+    10,000 records held every record and its text (a peak of 4.75 GiB) before it printed a line."""
     if not root.is_dir():
-        return result
+        return
     seen: dict[str, Path] = {}
     for path in sorted(root.rglob("*.json")):
         rel = path.relative_to(root)
         if len(rel.parts) != 2:
-            result.errors.append(RecordError(path, "", "a record at records/<experiment>/<id>.json"))
+            yield RecordError(path, "", "a record at records/<experiment>/<id>.json")
             continue
         try:
             loaded = load(path)
         except RecordError as exc:
-            result.errors.append(exc)
+            yield exc
             continue
         rid = loaded.record.id
         if rid in seen:
-            result.errors.append(RecordError(path, "id", f"a unique id; {rid!r} is also used by {seen[rid]}"))
+            yield RecordError(path, "id", f"a unique id; {rid!r} is also used by {seen[rid]}")
             continue
         seen[rid] = path
-        result.records.append(loaded)
+        yield loaded
+
+
+def load_records(root: Path, *, load: Callable[[Path], LoadedRecord] = load_record) -> LoadResult:
+    """Load every ``root/<experiment>/*.json`` with ``load`` (a cache may pass its own): :func:`iter_records`, the
+    records sorted by time. Bad files become errors; good ones still load."""
+    result = LoadResult()
+    for found in iter_records(root, load=load):
+        if isinstance(found, RecordError):
+            result.errors.append(found)
+        else:
+            result.records.append(found)
     result.records.sort(key=lambda r: (r.record.created_at, r.record.id))
     return result
