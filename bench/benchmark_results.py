@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.atomic_write import write_atomic
+from bench.redact import redact_text
 
 __all__ = [
     "CLIENTS",
@@ -132,5 +133,5 @@ def save_result(path: Path, fmt: ResultFormat, result: Mapping[str, Any]) -> Non
     nothing written."""
     error = result_error(dict(result), fmt)
     if error is not None:
-        raise ValueError(f"{path}: not a {fmt.kind} result, as {fmt.script} should write it: {error}")
+        raise ValueError(redact_text(f"{path}: not a {fmt.kind} result, as {fmt.script} should write it: {error}"))
     write_atomic(path, json.dumps(result, indent=2) + "\n")

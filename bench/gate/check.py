@@ -202,8 +202,9 @@ def run_check(
     # experiment, or the same configuration's history); a file the two trees share is loaded once
     loaded: Loaded = {}
     head = load_tree(head_files, records_dir, keep=lambda rel, _: rel in added_paths, loaded=loaded)
-    experiments = {r.experiment for r in head.records.values()}
-    configurations = {(s.variant, s.fingerprint) for rel, s in head.summaries.items() if rel in added_paths}
+    added = [s for rel, s in head.summaries.items() if rel in added_paths]
+    experiments = {s.experiment for s in added}
+    configurations = {(s.variant, s.fingerprint) for s in added}
 
     def compared(rel: str, s: Summary) -> bool:
         return s.experiment in experiments or (s.variant, s.fingerprint) in configurations
