@@ -199,17 +199,19 @@ def run_check(
     result.added_files = sorted(added_paths)
 
     # only the added records whole, and on the base those they are compared with (bench.gate._report: the same
-    # experiment, or the same configuration's history); a file the two trees share is loaded once
+    # experiment, or the same configuration's history). Every file is loaded once: the added records first (what
+    # they are decides which base records are held), then the base, then the rest of the head, whose files the base
+    # shares (the same path and bytes) are not loaded or read again
     loaded: Loaded = {}
-    head = load_tree(head_files, records_dir, keep=lambda rel, _: rel in added_paths, loaded=loaded)
-    added = [s for rel, s in head.summaries.items() if rel in added_paths]
-    experiments = {s.experiment for s in added}
-    configurations = {(s.variant, s.fingerprint) for s in added}
+    fresh = load_tree({rel: f for rel, f in head_files.items() if rel in added_paths}, records_dir, loaded=loaded)
+    experiments = {s.experiment for s in fresh.summaries.values()}
+    configurations = {(s.variant, s.fingerprint) for s in fresh.summaries.values()}
 
     def compared(rel: str, s: Summary) -> bool:
         return s.experiment in experiments or (s.variant, s.fingerprint) in configurations
 
     result.base_records = load_tree(base_files, records_dir, keep=compared, loaded=loaded).records
+    head = load_tree(head_files, records_dir, keep=lambda rel, _: False, loaded=loaded)
 
     secrets = {rel: found for rel in added_paths if (found := secret_fields(_read(head_files.get(rel))))}
     result.secret_files = sorted(secrets)
@@ -227,8 +229,8 @@ def run_check(
             err = head.errors[rel]
             expected = without_quoted_input(err.expected) if rel in secrets else err.expected
             result.failures.append(Failure(rel, f"invalid record: field '{err.field}': {expected}"))
-        elif rel in head.records and rel not in secrets:
-            rec = head.records[rel]
+        elif rel in fresh.records and rel not in secrets:
+            rec = fresh.records[rel]
             result.added.append(AddedRecord(path=rel, record=rec, content_hash=head.summaries[rel].content_hash))
     if uncovered:
         result.warnings.append(

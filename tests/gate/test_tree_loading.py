@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from bench.gate import run_check
 from bench.gate._snapshot import Summary, content_hash, load_tree, worktree_files
 from bench.git import blob_id, files_at, open_repo
 from bench.record import Record, load_record
+from bench.testing.spy import note_paths
 
 EXP = "records/eagle-fast-verify"
 
@@ -32,15 +32,7 @@ def _elsewhere(record_id: str, experiment: str = "other-experiment", **changes: 
 @pytest.fixture
 def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files the gate loads (their paths as judged), in order."""
-    seen: list[str] = []
-    real = snapshot.load_record
-
-    def counted(path: Path, *args: Any, **kwargs: Any) -> Any:
-        seen.append(path.name)
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(snapshot, "load_record", counted)
-    return seen
+    return note_paths(monkeypatch, snapshot, "load_record")
 
 
 def test_only_the_compared_base_records_are_held_and_each_shared_file_is_loaded_once(
@@ -62,13 +54,29 @@ def test_only_the_compared_base_records_are_held_and_each_shared_file_is_loaded_
         f"records/another-experiment/{same_configuration['id']}.json",
     }
     assert all(isinstance(r, Record) for r in result.base_records.values())
-    # four files shared by the two trees: each loaded once for its summary, and once more where the base holds it
-    # whole (three); the added file once
-    assert sorted(loads) == sorted(
-        [f"{EAGLE}.json", f"{BASELINE}.json", f"{unrelated['id']}.json", f"{same_configuration['id']}.json"] * 1
-        + [f"{EAGLE}.json", f"{BASELINE}.json", f"{same_configuration['id']}.json"]
-        + [rel.rsplit("/", 1)[1]]
+    # every file once: the added one first (what it is decides which base records are held whole), then the base's
+    # four in path order, each held whole or summarised in that one load; the head shares them and loads none again
+    base = sorted(
+        [
+            f"{EXP}/{EAGLE}.json",
+            f"{EXP}/{BASELINE}.json",
+            f"records/other-experiment/{unrelated['id']}.json",
+            f"records/another-experiment/{same_configuration['id']}.json",
+        ]
     )
+    assert loads == [rel.rsplit("/", 1)[1], *(p.rsplit("/", 1)[1] for p in base)]
+
+
+def test_in_the_work_tree_only_what_the_change_adds_is_loaded(repo: GitRepo, loads: list[str]) -> None:
+    """``--worktree``: a file's bytes are read for its git object id; a file the base holds with the same bytes is
+    not read or loaded again (the base's load stands for it), so only the added record is loaded from the work tree."""
+    data = new_record()
+    rel = f"records/{data['experiment']}/{data['id']}.json"
+    repo.write_json(rel, data)  # not committed
+    result = run_check(repo.root, "main", include_worktree=True)
+    assert result.ok, result.failures
+    assert [a.path for a in result.added] == [rel]
+    assert loads == [f"{data['id']}.json", *sorted([f"{BASELINE}.json", f"{EAGLE}.json"])]
 
 
 def test_a_duplicate_of_a_record_that_is_not_held_is_still_found(repo: GitRepo, add_record: Callable[..., str]) -> None:

@@ -13,19 +13,13 @@ from site_helpers import DOCS
 
 from bench.site import SiteCache, _file_keys, load_site
 from bench.site import _cache as cache_module
+from bench.testing.spy import note_paths
 
 
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The record files the keying read (by name), in another process's memory each build (none carried over)."""
-    seen: list[str] = []
-    real = _file_keys.read_text_file
-
-    def counting(path: Path, *args: object, **kwargs: object) -> str:
-        seen.append(path.name)
-        return real(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(_file_keys, "read_text_file", counting)
+    seen = note_paths(monkeypatch, _file_keys, "read_text_file")
     cache_module._STATE.clear()
     yield seen
     cache_module._STATE.clear()
