@@ -100,6 +100,7 @@ class SiteCache:
         last, joined = self.state(RECALLED), self.state(JOINED)
         return Outputs(
             self.root / "files",
+            namespace=self.version,
             last=last if isinstance(last, dict) else {},
             last_joined=joined if isinstance(joined, dict) else {},
         )

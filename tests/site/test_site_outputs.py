@@ -15,6 +15,7 @@ import pytest
 
 from bench.site import Outputs
 from bench.site import _outputs as outputs_module
+from bench.site._outputs import KEYED_PREFIX
 
 
 def test_a_placed_file_is_a_link_to_the_kept_bytes(tmp_path: Path) -> None:
@@ -196,7 +197,8 @@ def test_a_joined_file_copies_the_parts_the_last_one_held(tmp_path: Path) -> Non
     made: list[str] = []
     one = Outputs(tmp_path / "files")
     path = one.keep_joined("all.csv", _keyed(first, made))
-    assert path.read_bytes() == b"".join(first.values()) and path.name == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert path.read_bytes() == b"".join(first.values())
+    assert path.name.startswith(KEYED_PREFIX)  # every part keyed: named by the keys, its bytes not hashed
     assert made == ["head", "r1", "r2", "r3"]
 
     second = {"head": first["head"], "r0": b"0,0\n", "r1": first["r1"], "new": b"9,9\n" * 2, "r3": first["r3"]}
@@ -204,12 +206,68 @@ def test_a_joined_file_copies_the_parts_the_last_one_held(tmp_path: Path) -> Non
     two = Outputs(tmp_path / "files", last_joined=one.joined())
     path2 = two.keep_joined("all.csv", [*_keyed(second, made), (None, lambda: b"tail\n")])
     want = b"".join(second.values()) + b"tail\n"
-    assert path2.read_bytes() == want and path2.name == hashlib.sha256(want).hexdigest()
+    assert path2.read_bytes() == want and path2.name == hashlib.sha256(want).hexdigest()  # a part without a key
     assert made == ["r0", "new"]  # the others' bytes came from the last file
     assert path.read_bytes() == b"".join(first.values())  # the last file (linked by a site, maybe) unchanged
     kept, size, _, layout = two.joined()["all.csv"]
     assert kept == str(path2) and size == len(want)
     assert {k: want[o : o + n] for k, (o, n) in layout.items()} == second  # every keyed part where it lies
+
+
+def test_a_file_joined_from_keyed_parts_is_named_by_its_keys_and_the_code_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same keys in the same order under the same code version: the same name; another order, another key or
+    another version (whose keys may name other bytes): another file. The parts the last file held are copied by the
+    kernel, not read here; a site file linked to the last one keeps its bytes."""
+    texts = {"head": b"x,y\n", "r1": b"1,1\n" * 3000, "r2": b"2,2\n" * 5}
+    made: list[str] = []
+    one = Outputs(tmp_path / "files", namespace="v1")
+    first = one.keep_joined("all.csv", _keyed(texts, made))
+    site = tmp_path / "site" / "all.csv"
+    one.link(first, site)
+    assert str(site) not in one.placed  # placed: files named by their bytes' sha256 (the offline check trusts it)
+    elsewhere = tmp_path / "other"  # (made again here, the file would be replaced: the next build could not copy)
+    assert Outputs(elsewhere, namespace="v1").keep_joined("all.csv", _keyed(texts, made)).name == first.name
+    assert Outputs(elsewhere, namespace="v2").keep_joined("all.csv", _keyed(texts, made)).name != first.name
+    swapped = {k: texts[k] for k in ("head", "r2", "r1")}
+    assert Outputs(elsewhere, namespace="v1").keep_joined("all.csv", _keyed(swapped, made)).name != first.name
+
+    reads: list[int] = []
+    real_pread = os.pread
+
+    def pread(fd: int, n: int, at: int) -> bytes:
+        reads.append(n)
+        return real_pread(fd, n, at)
+
+    monkeypatch.setattr(os, "pread", pread)
+    grown = {**texts, "r3": b"3,3\n" * 7}
+    made.clear()
+    two = Outputs(tmp_path / "files", namespace="v1", last_joined=one.joined())
+    second = two.keep_joined("all.csv", _keyed(grown, made))
+    assert second.read_bytes() == b"".join(grown.values()) and made == ["r3"]
+    if hasattr(os, "copy_file_range"):
+        assert reads == []  # the three old parts, one run, copied by the kernel
+    assert site.read_bytes() == b"".join(texts.values())
+
+
+def test_a_joined_file_is_made_whole_where_the_kernel_cannot_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = {"a": b"A" * 5000, "b": b"B" * 7}
+    made: list[str] = []
+    one = Outputs(tmp_path / "files")
+    one.keep_joined("all.json", _keyed(texts, made))
+
+    def refused(*_: object) -> int:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "copy_file_range", refused, raising=False)
+    grown = {**texts, "c": b"C"}
+    made.clear()
+    two = Outputs(tmp_path / "files", last_joined=one.joined())
+    assert two.keep_joined("all.json", _keyed(grown, made)).read_bytes() == b"A" * 5000 + b"B" * 7 + b"C"
+    assert made == ["c"]
 
 
 def test_parts_are_not_copied_from_a_file_another_name_joined(tmp_path: Path) -> None:
