@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bench.atomic_write import write_atomic
@@ -40,10 +41,35 @@ __all__ = [
 ]
 
 
-def _files(site_dir: Path) -> Iterable[Path]:
-    for path in sorted(site_dir.rglob("*")):
-        if path.is_file() and path.suffix.lower() in (".html", ".htm", ".css", ".svg"):
-            yield path
+_CHECKED = (".html", ".htm", ".css", ".svg")
+
+
+def _files(site_dir: Path) -> list[tuple[str, os.DirEntry[str]]]:
+    """The site's HTML, CSS and SVG files (symbolic links to files included, linked folders not entered, as
+    ``Path.rglob`` walks), each as its path relative to ``site_dir`` and its directory entry, in the order of
+    ``sorted(site_dir.rglob("*"))``. A walk with ``os.scandir``: no path object or ``stat`` per file of another
+    kind (at 10,000 records the site holds 30,000 files, two thirds of them downloads)."""
+    found: list[tuple[str, os.DirEntry[str]]] = []
+
+    def walk(folder: str, prefix: str) -> None:
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except PermissionError:  # as rglob: a folder it cannot list holds nothing
+            return
+        for entry in entries:
+            rel = prefix + entry.name
+            try:
+                if entry.is_dir() and not entry.is_symlink():
+                    walk(entry.path, rel + "/")
+                elif os.path.splitext(entry.name)[1].lower() in _CHECKED and entry.is_file():
+                    found.append((rel, entry))
+            except OSError:  # gone while walked
+                continue
+
+    walk(str(site_dir), "")
+    found.sort(key=lambda f: f[0].split("/"))  # as paths sort: part by part
+    return found
 
 
 def check_site(
@@ -70,13 +96,13 @@ def check_site(
     known_files = known or {}
     clean: set[str] = set()
     todo: list[tuple[str, str]] = []
-    for path in _files(site_dir):
-        told = known_files.get(str(path))
-        kind = "css:" if path.suffix.lower() == ".css" else "html:"
-        if told is not None and _unchanged(path, told) and kind + told[0] in clean_before:
+    for rel, entry in _files(site_dir):
+        told = known_files.get(entry.path)
+        kind = "css:" if rel.lower().endswith(".css") else "html:"
+        if told is not None and _unchanged(entry, told) and kind + told[0] in clean_before:
             clean.add(kind + told[0])
         else:
-            todo.append((str(path), path.relative_to(site_dir).as_posix()))
+            todo.append((entry.path, rel))
     found: list[Violation] = []
     for digest, violations in check_files(todo, clean_before, allow, workers):
         found += violations
@@ -113,9 +139,9 @@ def _read_digests(store: Path | None) -> frozenset[str]:
 _DIGEST = re.compile(r"(?:css|html):[0-9a-f]{64}")
 
 
-def _unchanged(path: Path, told: tuple[str, int, int]) -> bool:
+def _unchanged(entry: os.DirEntry[str], told: tuple[str, int, int]) -> bool:
     try:
-        st = path.stat()
+        st = entry.stat()
     except OSError:
         return False
     return (st.st_size, st.st_mtime_ns) == told[1:]

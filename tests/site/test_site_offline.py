@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from site_helpers import run_command as main
 
+import bench.site._offline as offline
 from bench.site import check_css, check_html, check_site, is_external
 from bench.site._offline import _check_html_fully
 
@@ -208,3 +209,24 @@ def test_a_style_value_is_a_suspect_where_a_lazy_reading_finds_a_load(text: str)
     data = text.encode()
     assert [m.span() for m in _SUSPECTS[-1].finditer(data)] == [m.span() for m in plain.finditer(data)]
     assert check_html(f"<p {text}", "p.html") == _check_html_fully(f"<p {text}", "p.html")
+
+
+def test_the_walk_finds_what_rglob_finds_in_its_order(tmp_path: Path) -> None:
+    """Every HTML, CSS and SVG file (any case of the suffix, a link to a file, hidden ones), not what a linked folder
+    holds, in the order of ``sorted(Path.rglob("*"))`` (part by part: ``a/b.html`` before ``a-b/x.html``); and a page
+    in a linked folder is not checked twice."""
+    site = tmp_path / "site"
+    for rel in ("a/b.html", "a-b/x.html", "a.html", "Z.HTML", "assets/s.css", "img/i.svg", ".hidden/h.htm", "d.json"):
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        planted = '<html><body><script src="https://cdn.example/x.js"></script></body></html>'
+        (site / rel).write_text(planted if rel == "a/b.html" else "<p>in</p>", encoding="utf-8")
+    (site / "linked.html").symlink_to(site / "a.html")
+    (site / "folder-link").symlink_to(site / "a", target_is_directory=True)
+    expected = [
+        p.relative_to(site).as_posix()
+        for p in sorted(site.rglob("*"))
+        if p.is_file() and p.suffix.lower() in (".html", ".htm", ".css", ".svg")
+    ]
+    assert [rel for rel, _ in offline._files(site)] == expected
+    assert expected.index("a/b.html") < expected.index("a-b/x.html") and "folder-link/b.html" not in expected
+    assert [v.file for v in check_site(site)] == ["a/b.html"]
