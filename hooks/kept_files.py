@@ -9,8 +9,6 @@ and "copies" it by linking the kept file into the site.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
@@ -29,7 +27,7 @@ class KeptFile(File):
         self.__dict__["abs_src_path"] = kept  # File.abs_src_path is a cached property
 
     def copy_file(self, dirty: bool = False) -> None:
-        self.outputs.link(Path(self.kept), Path(self.abs_dest_path))
+        self.outputs.link(self.kept, self.abs_dest_path)
 
     def is_modified(self) -> bool:
         return True

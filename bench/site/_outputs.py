@@ -89,6 +89,7 @@ class Outputs:
     # every site file this build linked: {its path: (the kept file's name, i.e. the bytes' sha256; size; mtime ns)}
     placed: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     _mode: int | None = None  # the permission bits of a new file (new_file_mode), once known
+    _seen: dict[str, os.stat_result] = field(default_factory=dict)  # kept files recall() just found as noted
     last_joined: Joined = field(default_factory=dict)  # what the last build joined from parts (keep_joined)
     _joined: Joined = field(default_factory=dict)  # this build's
     _offered: Recalled = field(default_factory=dict)  # what other processes of this build kept (offer), by inputs
@@ -113,6 +114,7 @@ class Outputs:
                 continue
             if st.st_size != size or st.st_mtime_ns != mtime_ns:
                 continue
+            self._seen[path] = st  # what link() would ask of a link to it (one inode)
             self.used.add(os.path.basename(path))
             if self.last is not None:  # noted for the next build
                 self._recalled[inputs] = found
@@ -296,25 +298,28 @@ class Outputs:
         self.link(kept, dest)
         return kept
 
-    def link(self, kept: Path, dest: Path) -> None:
+    def link(self, kept: Path | str, dest: Path | str) -> None:
         """Make ``dest`` a link to ``kept`` (a file :meth:`keep` returned), else a copy of it."""
         target = str(dest)
+        source = str(kept)
         self._folder(target)
         try:
-            os.link(kept, target)
+            os.link(source, target)
         except FileExistsError:
             os.unlink(target)  # never written through: it may be a link to another kept file
-            self.link(kept, dest)
+            self.link(source, target)
             return
         except OSError:
-            shutil.copyfile(kept, target)
+            shutil.copyfile(source, target)
             self.written += 1
             return
         self.linked += 1
         with contextlib.suppress(OSError):
-            st = os.stat(target)
-            if not kept.name.startswith(KEYED_PREFIX):  # placed: files whose name is their bytes' sha256
-                self.placed[target] = (kept.name, st.st_size, st.st_mtime_ns)
+            # the link is the kept file (one inode): as recall() saw it a moment ago, else asked now
+            st = self._seen.pop(source, None) or os.stat(target)
+            name = os.path.basename(source)
+            if not name.startswith(KEYED_PREFIX):  # placed: files whose name is their bytes' sha256
+                self.placed[target] = (name, st.st_size, st.st_mtime_ns)
             self._permit(target, st.st_mode & 0o777)
 
     def _permit(self, target: str, mode: int) -> None:

@@ -134,6 +134,10 @@ def test_a_build_recalls_what_the_same_inputs_made_in_the_last_while_it_is_uncha
     assert Outputs(tmp_path / "files").recall("csv\0record-1") is None  # not remembering
     third = Outputs(tmp_path / "files", last=second.finish())
     assert third.recall("csv\0record-1") == kept  # what the second build recalled, the third may too
+    site2 = tmp_path / "site2" / "r1.csv"
+    third.link(kept, site2)  # the link's size and time are the recalled file's (one inode), not looked up again
+    st = site2.stat()
+    assert third.placed[str(site2)] == (kept.name, st.st_size, st.st_mtime_ns)
     time.sleep(0.01)
     with open(tmp_path / "site" / "r1.csv", "r+b") as fh:
         fh.write(b"X")
