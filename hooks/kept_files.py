@@ -9,10 +9,17 @@ and "copies" it by linking the kept file into the site.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
 from bench.site import KEPT_FILES_KEY, Outputs
+
+if TYPE_CHECKING:
+    from hooks.page_parts import found_file
+else:  # MkDocs puts this folder on sys.path while it loads a hook
+    from page_parts import found_file
 
 __all__ = ["KeptFile", "add_kept_files"]
 
@@ -39,7 +46,7 @@ def add_kept_files(files: Files, config: MkDocsConfig, outputs: Outputs | None) 
     if outputs is None or not kept:
         return 0
     for src, path in kept.items():
-        existing = files.get_file_from_path(src)
+        existing = found_file(files, src)
         if existing is not None:
             files.remove(existing)
         files.append(KeptFile(src, path, config, outputs))

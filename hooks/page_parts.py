@@ -5,6 +5,7 @@ plain data, and the small steps around a page's conversion."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,14 @@ def found_file(files: Files, path: str) -> File | None:
     rebuild's record pages at 1,000 records (about eight links a page). A path held as given is the file MkDocs'
     look-up finds (a source path is its own normal form); any other is looked up as MkDocs does."""
     found = files.src_uris.get(path)
-    return found if found is not None else files.get_file_from_path(path)
+    if found is not None or _NORMAL.fullmatch(path):  # a path in its normal form not held: not there
+        return found
+    return files.get_file_from_path(path)
+
+
+# a source path MkDocs' normalizing leaves as it is (PurePath(path).as_posix() == path): segments of these characters,
+# none empty, "." or ".."; the generated pages and downloads (records/<experiment>/<id>.md) all have this form
+_NORMAL = re.compile(r"(?!\.{1,2}(?:/|$))[A-Za-z0-9_.-]+(?:/(?!\.{1,2}(?:/|$))[A-Za-z0-9_.-]+)*")
 
 
 class Recording(Files):

@@ -175,7 +175,7 @@ class RecordPages:
 
     def _register(self, src: str) -> None:
         files = self.all_files
-        existing = files.get_file_from_path(src)
+        existing = parts.found_file(files, src)
         if existing is not None:
             files.remove(existing)
         f = parts.RecordPageFile(src, self.config)

@@ -99,10 +99,10 @@ class Outputs:
         """Whether this build recalls what the last one made (:attr:`last`) and notes what it makes."""
         return self.last is not None
 
-    def recall(self, inputs: str) -> Path | None:
-        """The kept file that the last build made from ``inputs`` (a key of everything the file is made from), or
-        that another process of this build kept from them (:meth:`offer`), if it still is as that build or process
-        left it (size and modification time: a site file changed in place changes them); None otherwise."""
+    def recall(self, inputs: str) -> str | None:
+        """The path of the kept file that the last build made from ``inputs`` (a key of everything the file is made
+        from), or that another process of this build kept from them (:meth:`offer`), if it still is as that build or
+        process left it (size and modification time: a site file changed in place changes them); None otherwise."""
         for made in (self.last, self._offered):
             found = made.get(inputs) if made is not None else None
             if found is None:
@@ -118,7 +118,7 @@ class Outputs:
             self.used.add(os.path.basename(path))
             if self.last is not None:  # noted for the next build
                 self._recalled[inputs] = found
-            return Path(path)
+            return path  # as text: a build recalls 30,000 files at 10,000 records
         return None
 
     def keep_offered(self, data: bytes) -> Offered:

@@ -4,12 +4,13 @@ cached bodies that a change invalidates, and links still checked in strict mode.
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
 from hooks_helpers import ROOT, mkdocs_env
@@ -261,6 +262,13 @@ def test_a_link_is_looked_up_as_mkdocs_looks_it_up_and_recorded(monkeypatch: pyt
     files = Files([File(p, "/docs", "/site", False) for p in ("records/a/b.md", "index.md", "history/x.md")])
     for path in ("records/a/b.md", "records//a/b.md", "records/a/./b.md", "index.md", "history/y.md", "b.md"):
         assert page_parts.found_file(files, path) is files.get_file_from_path(path), path
+    # a path taken for its own normal form is one (a miss is not looked up again): any path of these characters
+    for n in range(1, 6):
+        for chars in itertools.product("a./-_\\ ", repeat=n):
+            path = "".join(chars)
+            if page_parts._NORMAL.fullmatch(path):
+                assert PurePath(path).as_posix() == path, path
+    assert page_parts._NORMAL.fullmatch("records/h200-sglang/20261201T080000Z-eagle3-abc1234.md")
     assert page_parts.found_file(files, "records//a/b.md") is files.src_uris["records/a/b.md"]
     recording = page_parts.Recording(files)
     assert recording.get_file_from_path("records/a/b.md") is files.src_uris["records/a/b.md"]

@@ -234,8 +234,9 @@ def test_records_read_in_several_processes_keep_their_own_downloads(tmp_path: Pa
         for path in (record_json(loaded.record), record_csv(loaded.record)):
             content = pages[path]
             assert isinstance(content, TextParts) and content.key is not None
-            kept = cache.outputs.recall(content.key)
-            assert kept is not None, path
+            recalled = cache.outputs.recall(content.key)
+            assert recalled is not None, path
+            kept = Path(recalled)
             assert kept.read_bytes() == str(content).encode("utf-8"), path
             assert kept.name in cache.outputs.used  # not pruned as unused
             found.append(kept)
