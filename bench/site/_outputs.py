@@ -27,9 +27,10 @@ A large file joined from parts (the downloads of every record's rows: 430 MB at 
 parts only is made by :meth:`Outputs.keep_joined`: each part whose key the last such file of the same name held is
 copied from that file (trusted the same way, by its size and modification time), not made again. When every part
 has a key, the file is named by its parts' keys and the code version (``namespace``) rather than by its bytes' hash,
-and the parts are copied by the kernel (``os.copy_file_range``): hashing and copying the 430 MB through Python took
-about 1.3 s of each ``mkdocs serve`` rebuild at 10,000 records. The keys name everything the bytes are made from
-(that is what copying a part by its key already relies on), so one name still stands for one content.
+and the parts are copied by the kernel (``os.copy_file_range``), not read, hashed and written here: at 10,000 records,
+the every-record JSON (338 MB) after one new record took 0.37-0.75 s that way, 0.14-0.16 s this way. The keys name
+everything the bytes are made from (what copying a part by its key already relies on), so one name still stands for
+one content.
 """
 
 from __future__ import annotations
