@@ -171,15 +171,11 @@ class Outputs:
         write_atomic(Path(path), data, durable=False)  # a new file: a site linked to a changed one keeps its own
         return Path(path)
 
-    def keep_parts(self, parts: Iterable[bytes]) -> Path:
-        """:meth:`keep` for bytes too many to hold at once: written to a temporary file while hashed, then renamed
-        to its name (over a kept file of that name: the new file holds the bytes whatever the old one holds now, and
-        a site linked to the old one keeps it)."""
-        return self._write_parts(parts, None)
-
     def _write_parts(self, parts: Iterable[bytes | _Run], name: str | None) -> Path:
-        """:meth:`keep_parts` of bytes and of runs of the last joined file's bytes, kept as ``name`` (None: the
-        bytes' sha256, for which the runs are read here; else they are copied by the kernel where it can)."""
+        """:meth:`keep` for bytes too many to hold at once, given in parts, some of them runs of the last joined
+        file's bytes: written to a temporary file, then renamed to ``name`` (None: the bytes' sha256, for which the
+        runs are read here; else they are copied by the kernel where it can), over a kept file of that name: the new
+        file holds the bytes whatever the old one holds now, and a site linked to the old one keeps it."""
         self.root.mkdir(parents=True, exist_ok=True)
         fd, tmp = temporary_file(self.root, ".parts.")
         digest = hashlib.sha256() if name is None else None
@@ -212,7 +208,7 @@ class Outputs:
         return KEYED_PREFIX + hashlib.sha256(named).hexdigest()
 
     def keep_joined(self, name: str, parts: Iterable[tuple[str | None, Callable[[], bytes]]]) -> Path:
-        """:meth:`keep_parts` of ``parts`` given as (a key naming everything the part's bytes are made from, or None;
+        """:meth:`keep` of ``parts`` given as (a key naming everything the part's bytes are made from, or None;
         how to make them), for the file the site calls ``name``: a part whose key the last file joined under that
         name holds is copied from it (runs of consecutive parts at once), not made, if that file is still as the
         last build left it (its size and modification time); every other part is made. Remembered for the next

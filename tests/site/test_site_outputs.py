@@ -106,17 +106,22 @@ def test_prune_walks_the_kept_files_at_most_every_quarter_hour(tmp_path: Path) -
     assert [p.name for p in (tmp_path / "files").rglob("*") if p.is_file()] == [".pruned"]
 
 
+def _unkeyed(parts: list[bytes]) -> list[tuple[str | None, Callable[[], bytes]]]:
+    """Parts without keys: a joined file of them is named by its bytes' sha256, as :meth:`Outputs.keep` names one."""
+    return [(None, partial(bytes, part)) for part in parts]
+
+
 def test_bytes_kept_in_parts_are_kept_as_the_whole_would_be(tmp_path: Path) -> None:
     out = Outputs(tmp_path / "files")
     parts = [b"a,b\n", b"1,2\n" * 1000, b"", b"3,4\n"]
-    streamed = out.keep_parts(iter(parts))
+    streamed = out.keep_joined("all.csv", _unkeyed(parts))
     assert streamed == out.keep(b"".join(parts)) and streamed.read_bytes() == b"".join(parts)
-    assert out.keep_parts(iter(parts)) == streamed  # found again: no second file, no temporary file left
+    assert out.keep_joined("all.csv", _unkeyed(parts)) == streamed  # no second file, no temporary file
     site = tmp_path / "site" / "all.csv"
     out.link(streamed, site)
     with open(site, "r+b") as fh:  # a site changed in place
         fh.write(b"X")
-    again = out.keep_parts(iter(parts))
+    again = out.keep_joined("all.csv", _unkeyed(parts))
     assert again.read_bytes() == b"".join(parts) and site.read_bytes().startswith(b"X,b")
     assert sorted(p.name for p in (tmp_path / "files").rglob("*") if p.is_file()) == [streamed.name]
 
@@ -145,6 +150,22 @@ def test_a_build_recalls_what_the_same_inputs_made_in_the_last_while_it_is_uncha
     assert Outputs(tmp_path / "files", last=third.finish()).recall("csv\0record-1") is None  # forgotten: not used
 
 
+def test_each_link_is_placed_with_its_own_kept_file_size_and_time(tmp_path: Path) -> None:
+    """Two recalled files of different sizes, linked in the other order: each site file is placed with the size and
+    time of the kept file it links (the one recall() looked at), as its own stat says."""
+    first = Outputs(tmp_path / "files", last={})
+    small, large = first.keep(b"a\n"), first.keep(b"b,c,d\n" * 100)
+    first.note("small", small)
+    first.note("large", large)
+    second = Outputs(tmp_path / "files", last=first.finish())
+    found = {key: second.recall(key) for key in ("small", "large")}
+    for key in ("large", "small"):
+        site_file = tmp_path / "site" / f"{key}.csv"
+        second.link(found[key] or "", site_file)
+        st = site_file.stat()
+        assert second.placed[str(site_file)] == (Path(found[key] or "").name, st.st_size, st.st_mtime_ns), key
+
+
 def test_the_site_cache_hands_what_a_build_made_to_the_next_process(tmp_path: Path) -> None:
     """What one build's outputs made is recalled by a build in another process (the state file in the cache's code
     version folder), not by one of another code version, and a damaged state file recalls nothing."""
@@ -171,7 +192,7 @@ def test_site_files_get_the_permissions_of_a_new_file_old_kept_files_too(tmp_pat
         out = Outputs(tmp_path / "files")
         page = tmp_path / "site" / "page.html"
         out.place(b"<p>page</p>", page)
-        parts = out.keep_parts(iter([b"a,b\n", b"1,2\n"]))
+        parts = out.keep_joined("all.csv", _unkeyed([b"a,b\n", b"1,2\n"]))
         out.link(parts, tmp_path / "site" / "all.csv")
         # a kept file an earlier build made readable by its owner alone is linked with a new file's permissions
         stale = out.keep(b"<p>stale</p>")
