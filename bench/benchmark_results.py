@@ -47,7 +47,7 @@ class ResultFormat:
     shape: Mapping[str, Any]
 
 
-_ROW = {"phases": dict, "lag_ms": dict}
+_ROW = {"phases": dict, "phases_cpu": dict, "lag_ms": dict}
 SITE_BUILD = ResultFormat(
     "benchbook-site-build", 1, "benchmarks/site_build.py", {"machine": dict, "settings": dict, "rows": [_ROW]}
 )

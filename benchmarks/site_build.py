@@ -23,7 +23,9 @@ never committed) are built with ``mkdocs build --strict`` and the script prints,
   ratio benchbook / plain: benchbook's own share.
 
 A second table gives each cold build's phases as its hooks log them (``hooks/site_hooks.py`` ``BUILD_PHASES``: the
-records loaded, the generator's pages, the record pages, MkDocs' own pages, the post-build checks), in seconds.
+records loaded, the generator's pages, the record pages, MkDocs' own pages, the post-build checks), in seconds, each
+with its CPU seconds (the build's and its forked workers', as the hooks count them) in brackets: their ratio is the
+cores the phase kept busy.
 
 ``--profile N`` also runs one build of N records under cProfile and prints where the time went.
 ``--output FILE`` writes the figures with the machine, the date and the commit (the Performance page reads them).
@@ -104,6 +106,7 @@ class Row:
     plain_peak_rss_mib: float | None = None
     offline_s: float | None = None  # the offline check's time within the cold build (every file parsed)
     phases: dict[str, float] | None = None  # where the cold build's time went, as its hooks logged it
+    phases_cpu: dict[str, float] | None = None  # the CPU seconds of the same phases
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -207,22 +210,34 @@ def offline_seconds(output: str) -> float | None:
     return float(found[-1]) if found else None
 
 
-# What the build logs of its phases (hooks/site_hooks.py BUILD_PHASES): "load 1.23 s, generator 0.45 s, ..."
+# What the build logs of its phases (hooks/site_hooks.py BUILD_PHASES): "load 1.23 s (2.31 CPU s), generator 0.45 s
+# (0.80 CPU s), ..." (a build from before the CPU seconds were logged: "load 1.23 s, ...")
 _PHASES_LINE = re.compile(r"build phases: (.+?)\s*$", re.MULTILINE)
-_PHASE = re.compile(r"([a-z][a-z -]*) ([0-9]+(?:\.[0-9]+)?) s")
+_PHASE = re.compile(r"([a-z][a-z -]*) ([0-9]+(?:\.[0-9]+)?) s(?: \(([0-9]+(?:\.[0-9]+)?) CPU s\))?")
 
 
-def build_phases(output: str) -> dict[str, float] | None:
-    """The build's phases and their seconds, in the order logged (the last line when there are several; None: not
-    logged, e.g. a plain MkDocs site, or not in the form the hooks write)."""
+def _phase_matches(output: str) -> list[re.Match[str]] | None:
     found = _PHASES_LINE.findall(output)
     if not found:
         return None
-    parts = found[-1].split(", ")
-    matched = [_PHASE.fullmatch(p) for p in parts]
-    if not all(matched):
+    matched = [_PHASE.fullmatch(p) for p in found[-1].split(", ")]
+    return [m for m in matched if m is not None] if all(matched) else None
+
+
+def build_phases(output: str) -> dict[str, float] | None:
+    """The build's phases and their (wall) seconds, in the order logged (the last line when there are several; None:
+    not logged, e.g. a plain MkDocs site, or not in the form the hooks write)."""
+    matched = _phase_matches(output)
+    return None if matched is None else {m.group(1): float(m.group(2)) for m in matched}
+
+
+def build_phases_cpu(output: str) -> dict[str, float] | None:
+    """The CPU seconds of the build's phases (its own and its ended children's), as :func:`build_phases` reads the
+    seconds; None also when the line holds no CPU seconds (a build from before they were logged)."""
+    matched = _phase_matches(output)
+    if matched is None or any(m.group(3) is None for m in matched):
         return None
-    return {m.group(1): float(m.group(2)) for m in matched if m is not None}
+    return {m.group(1): float(m.group(3)) for m in matched}
 
 
 def build(config: Path, site: Path, env: dict[str, str]) -> Run:
@@ -368,6 +383,7 @@ def measure(kind: str, records: Path, n: int, work: Path, *, serve: bool, plain:
     )
     row.offline_s = offline_seconds(run.output)
     row.phases = build_phases(run.output)
+    row.phases_cpu = build_phases_cpu(run.output)
     shutil.rmtree(site)
     warm = build(ROOT / "mkdocs.yml", site, mkdocs_env(records, cache))
     row.warm_build_s = round(warm.seconds, 2)
@@ -487,16 +503,21 @@ def write_result(
 
 
 def phase_table(rows: list[Row]) -> str:
-    """Where each cold build's time went (its phases, as its hooks logged them); empty when none logged them."""
+    """Where each cold build's time went (its phases, as its hooks logged them, each with its CPU seconds in brackets
+    where they were logged); empty when none logged them."""
     names: list[str] = []
     for r in rows:
         names += [name for name in (r.phases or {}) if name not in names]
     if not names:
         return ""
-    lines = ["| records (cold build) | " + " | ".join(f"{n} s" for n in names) + " |", "|" + "---|" * (len(names) + 1)]
+    lines = [
+        "| records (cold build) | " + " | ".join(f"{n} s (CPU s)" for n in names) + " |",
+        "|" + "---|" * (len(names) + 1),
+    ]
     for r in rows:
-        phases = r.phases or {}
-        lines.append(f"| {r.records:,} {r.kind} | " + " | ".join(_cell(phases.get(n)) for n in names) + " |")
+        phases, cpu = r.phases or {}, r.phases_cpu or {}
+        cells = [_cell(phases.get(n)) + (f" ({_cell(cpu[n])})" if n in cpu else "") for n in names]
+        lines.append(f"| {r.records:,} {r.kind} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

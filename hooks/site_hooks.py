@@ -86,8 +86,9 @@ else:  # MkDocs puts this folder on sys.path while it loads a hook
 log = get_plugin_logger("benchbook")
 # How long the offline check of this build took, as logged (INFO): "<this> 1.23 s"
 OFFLINE_TIMING = "offline check of the built site:"
-# Where this build's time went, as logged (INFO) when it ends: "<this> load 1.23 s, generator 0.45 s, ..." (the
-# phases of _PHASES, one after the other, from on_pre_build to the end of on_post_build)
+# Where this build's time went, as logged (INFO) when it ends: "<this> load 1.23 s (2.31 CPU s), generator 0.45 s
+# (0.80 CPU s), ..." (the phases of _PHASES, one after the other, from on_pre_build to the end of on_post_build): each
+# phase's wall seconds and CPU seconds (cpu_seconds: this process's and its ended children's)
 BUILD_PHASES = "build phases:"
 _PHASES = (
     ("load", "pre_build", "pre_build_end"),  # the records read, redacted and their rows computed (or cached)
@@ -96,18 +97,27 @@ _PHASES = (
     ("other pages", "env_end", "post_build"),  # MkDocs' own pages (the navigation's) and the search index
     ("post-build", "post_build", "post_build_end"),  # the offline check, the search entries, the sitemap
 )
-_MARKS: dict[str, float] = {}  # this build's: each event's time (time.perf_counter)
+_MARKS: dict[str, tuple[float, float]] = {}  # this build's: each event's time (time.perf_counter), cpu_seconds()
+
+
+def cpu_seconds() -> float:
+    """CPU seconds (user and system) of this process and of its children that have ended and been waited for: a
+    phase's forked workers (``bench.site.in_workers``) and helper processes (the offline check's, ``git log``) are all
+    waited for before the phase that started them ends, so each phase counts its own."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def _mark(event: str) -> None:
-    _MARKS[event] = time.perf_counter()
+    _MARKS[event] = (time.perf_counter(), cpu_seconds())
 
 
 def _phases_line() -> str | None:
     """This build's phases as :data:`BUILD_PHASES` logs them (None: an event was not seen)."""
     if any(start not in _MARKS or end not in _MARKS for _, start, end in _PHASES):
         return None
-    return ", ".join(f"{name} {_MARKS[end] - _MARKS[start]:.2f} s" for name, start, end in _PHASES)
+    spans = ((name, _MARKS[start], _MARKS[end]) for name, start, end in _PHASES)
+    return ", ".join(f"{name} {end[0] - start[0]:.2f} s ({end[1] - start[1]:.2f} CPU s)" for name, start, end in spans)
 
 
 # Where this build's record pages (hooks/record_pages.py) are kept between the events, in the MkDocs config.

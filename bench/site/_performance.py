@@ -127,19 +127,23 @@ def _site_table(result: Mapping[str, Any]) -> str:
 
 
 def _phase_table(result: Mapping[str, Any]) -> str:
-    """Where each cold build's time went (its ``phases``, as the build logged them); empty when no row has them."""
+    """Where each cold build's time went (its ``phases``, as the build logged them, each with its CPU seconds from
+    ``phases_cpu`` in brackets where the file has them); empty when no row has phases."""
     rows_in = [r for r in result.get("rows") or [] if isinstance(r.get("phases"), dict) and r["phases"]]
     names: list[str] = []
     for r in rows_in:
         names += [str(name) for name in r["phases"] if str(name) not in names]
     if not names:
         return ""
+
+    def cell(row: Mapping[str, Any], name: str) -> str:
+        cpu = row.get("phases_cpu")
+        shown = number_cell(row["phases"].get(name))
+        return f"{shown} ({number_cell(cpu[name])})" if isinstance(cpu, dict) and name in cpu else shown
+
     header = ["Records (cold build)", *(f"{md_text(n[:1].upper() + n[1:])} (s)" for n in names)]
     rows = [
-        [
-            f"{number_cell(r.get('records'), ',d')} {md_text(r.get('kind', ''))}",
-            *(number_cell(r["phases"].get(n)) for n in names),
-        ]
+        [f"{number_cell(r.get('records'), ',d')} {md_text(r.get('kind', ''))}", *(cell(r, n) for n in names)]
         for r in rows_in
     ]
     return md_table(header, rows, align=["l"] + ["r"] * len(names))
@@ -234,7 +238,8 @@ def _site_section(results: Mapping[str, Any]) -> list[str]:
                 "",
                 "Where each cold build's time went, as the build logged it: loading the records, the generator's "
                 "pages, the record pages, MkDocs' own pages and the search index, the checks after the build "
-                "(the offline check among them).",
+                "(the offline check among them). In brackets, where the file has them: each phase's CPU seconds "
+                "(the build's and its forked workers'); CPU ÷ seconds is the cores the phase kept busy.",
                 "",
                 phases,
             ]

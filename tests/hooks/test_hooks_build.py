@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import resource
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -85,7 +88,9 @@ def test_hostile_record_is_escaped_in_the_build(built_site: Path) -> None:
 
 def test_default_build_of_the_shipped_records_writes_nothing_into_the_sources(tmp_path: Path) -> None:
     before = (tree(ROOT / "docs"), tree(SHIPPED_RECORDS))
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = run_build(tmp_path / "site", None)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert result.returncode == 0, result.stderr
     assert (tree(ROOT / "docs"), tree(SHIPPED_RECORDS)) == before
     page = (tmp_path / "site" / "eagle-fast-verify.html").read_text(encoding="utf-8")
@@ -101,7 +106,7 @@ def test_default_build_of_the_shipped_records_writes_nothing_into_the_sources(tm
     assert "Added in commit" in index and "Data last changed" in index
     # the build logs how long its offline check took, as the site benchmark reads it
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from site_build import build_phases, offline_seconds
+    from site_build import build_phases, build_phases_cpu, offline_seconds
 
     seconds = offline_seconds(result.stderr)
     assert seconds is not None and 0 < seconds < 60, result.stderr[-2000:]
@@ -112,6 +117,11 @@ def test_default_build_of_the_shipped_records_writes_nothing_into_the_sources(tm
     assert built is not None and all(v >= 0 for v in phases.values())
     assert 0 < sum(phases.values()) <= float(built.group(1)) + 0.05
     assert phases["post-build"] >= seconds - 0.01  # the offline check is part of it
+    # and the CPU seconds of each phase: together no more than the build's whole process tree used
+    cpu = build_phases_cpu(result.stderr)
+    assert cpu is not None and list(cpu) == list(phases) and all(v >= 0 for v in cpu.values())
+    tree_cpu = (after.ru_utime + after.ru_stime) - (used.ru_utime + used.ru_stime)
+    assert 0 < sum(cpu.values()) <= tree_cpu + 0.05
 
 
 @pytest.fixture
@@ -225,3 +235,30 @@ def test_broken_link_in_a_table_fails_strict_and_good_ones_resolve(tmp_path: Pat
     bad = run_build(tmp_path / "site2", FIXTURE_RECORDS, config=project_copy / "mkdocs.yml")
     assert bad.returncode != 0
     assert "contains a link 'no-such-page.md', but the target is not found" in bad.stdout + bad.stderr
+
+
+def test_a_phase_counts_its_own_cpu_and_that_of_the_children_it_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's phases (``BUILD_PHASES``) give CPU seconds that include the forked workers' (each phase waits for
+    the workers it started), as ``os.times`` counts an ended child once it has been waited for."""
+    monkeypatch.syspath_prepend(str(ROOT / "hooks"))
+    import site_hooks
+
+    start, own = site_hooks.cpu_seconds(), time.process_time()
+    pid = os.fork()
+    if pid == 0:  # the child: 0.3 CPU seconds of its own, then out without pytest's exit handlers
+        until = time.process_time() + 0.3
+        while time.process_time() < until:
+            pass
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert site_hooks.cpu_seconds() - start >= 0.3 - 0.02
+    assert time.process_time() - own < 0.2  # not this process's own: the child's, counted as it ended
+
+    events = ["pre_build", "pre_build_end", "env", "env_end", "post_build", "post_build_end"]
+    marks = {event: (10.0 + i, 100.0 + 2.5 * i) for i, event in enumerate(events)}  # each phase: 1 s, 2.5 CPU s
+    monkeypatch.setattr(site_hooks, "_MARKS", marks)
+    line = site_hooks._phases_line()
+    assert line is not None and line.startswith("load 1.00 s (2.50 CPU s), generator 1.00 s (2.50 CPU s), ")
+    assert line.count(" CPU s)") == len(site_hooks._PHASES)
+    del marks["post_build_end"]
+    assert site_hooks._phases_line() is None  # an event not seen: no line

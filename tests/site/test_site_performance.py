@@ -152,6 +152,11 @@ def test_the_cold_builds_phases_are_a_table_of_their_own(tmp_path: Path) -> None
     assert "| 27 synthetic |" not in now.split(head)[1]  # a row without phases is not listed
     _write(tmp_path, "site-build.json", _site([ROW_1000]))  # a file written before the phases were logged
     assert "Records (cold build)" not in performance_markdown(load_results(tmp_path))
+    cpu = {"load": 23.1, "generator": 9.97, "record pages": 13.77, "other pages": 0.3}  # no post-build: its cell bare
+    _write(tmp_path, "site-build.json", _site([ROW_1000 | {"phases": phases, "phases_cpu": cpu}]))
+    now = performance_markdown(load_results(tmp_path))
+    assert "| 1,000 synthetic | 12.3 (23.1) | 7.4 (10.0) | 11.8 (13.8) | 3.0 (0.3) | 1.2 |" in now
+    assert "each phase's CPU seconds" in now
 
 
 def test_the_cold_build_floor_comes_from_its_file(tmp_path: Path) -> None:
@@ -263,7 +268,18 @@ _JSON = st.recursive(
     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3), kids, max_size=3),
     max_leaves=12,
 )
-_CONTAINERS_READ = ["machine", "settings", "goals", "skipped", "half_ceiling", "rows", "summary", "phases", "lag_ms"]
+_CONTAINERS_READ = [
+    "machine",
+    "settings",
+    "goals",
+    "skipped",
+    "half_ceiling",
+    "rows",
+    "summary",
+    "phases",
+    "phases_cpu",
+    "lag_ms",
+]
 _VALUES_READ = ["records", "kind", "serve_samples_s", "offline_share", "met", "floor", "cores", "target", "value"]
 _KEYS = st.sampled_from([*_CONTAINERS_READ, *_VALUES_READ, "event_loop", "split"])
 _SHAPED = st.recursive(
