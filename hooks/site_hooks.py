@@ -52,6 +52,7 @@ from bench.compare import forget_resamples
 from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
 from bench.site import (
     CONFIG_KEY,
+    VERSION_GRACE_S,
     WORKERS_KEY,
     ShortcodeError,
     SiteCache,
@@ -195,6 +196,8 @@ def on_pre_build(config: MkDocsConfig) -> None:
     root = Path(config.config_file_path).resolve().parent
     folder = default_cache_dir()
     cache = SiteCache(folder) if folder is not None else None
+    if cache is not None:
+        cache.mark_used()  # its code version's folder is kept while builds use it (SiteCache.prune_versions)
     workers = config[WORKERS_KEY] = _workers()  # also for the generator script (hooks/gen_pages.py)
     # The loaded site (millions of objects) lives until the build ends: made with the cyclic collector paused and
     # then kept out of its reach until on_post_build, or every full collection walks it again (1.2-1.6 s each at
@@ -345,6 +348,13 @@ def on_post_build(config: MkDocsConfig) -> None:
             outputs.written,
             pruned,
         )
+        if versions := site.cache.prune_versions():
+            log.info(
+                "site cache: %d other code version(s) no build used in %d days removed (%s)",
+                len(versions),
+                VERSION_GRACE_S // 86400,
+                ", ".join(versions),
+            )
     _mark("post_build_end")
     if (phases := _phases_line()) is not None:
         log.info("%s %s", BUILD_PHASES, phases)  # benchmarks/site_build.py reads it

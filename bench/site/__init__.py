@@ -28,7 +28,7 @@ pages to a folder for any other generator. Everything public is exported here; t
 """
 
 from ._between_builds import keep_loaded_records
-from ._cache import SiteCache, code_version, default_cache_dir
+from ._cache import VERSION_GRACE_S, SiteCache, code_version, default_cache_dir
 from ._chart_model import Axis, Band, Chart, HLine, Point, Series, Zone
 from ._chart_svg import render_svg
 from ._comparisons import comparison_markdown, experiment_comparisons, site_comparison, verdict_markdown
@@ -101,6 +101,7 @@ __all__ = [
     "SHORTCODES",
     "SITE_STYLE",
     "TITLE_SENTINEL",
+    "VERSION_GRACE_S",
     "WORKERS_ENV",
     "WORKERS_KEY",
     "Axis",

@@ -26,6 +26,9 @@ import hashlib
 import json
 import os
 import pickle
+import re
+import shutil
+import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,7 +44,7 @@ from bench.atomic_write import write_atomic
 from ._cache_packs import PACKS, PackIndex, write_pack
 from ._outputs import Outputs
 
-__all__ = ["CACHE_ENV", "SiteCache", "code_version", "default_cache_dir", "record_key"]
+__all__ = ["CACHE_ENV", "VERSION_GRACE_S", "SiteCache", "code_version", "default_cache_dir", "record_key"]
 
 CACHE_ENV = "BENCHBOOK_CACHE_DIR"
 RECALLED = "recalled"  # SiteCache.state: the outputs the last build made (bench.site._outputs)
@@ -49,6 +52,13 @@ JOINED = "joined"  # SiteCache.state: the files the last build joined from parts
 # (cache folder, name) -> the state the last build of this process left (SiteCache.keep_state)
 _STATE: dict[tuple[str, str], Any] = {}
 PACKAGE = Path(__file__).resolve().parents[1]  # bench/
+VERSION_GRACE_S = 14 * 24 * 3600
+"""A code version's folder that no build used for this long is removed (:meth:`SiteCache.prune_versions`): every
+upgrade or change of benchbook starts a new folder (252 MB after a cold build of 1,000 synthetic records), and
+nothing else would ever remove the last one's. Two checkouts of different versions sharing the default folder each
+keep theirs while either is built at least once in this time."""
+USED = ".used"  # in a code version's folder: touched by every build of that version (SiteCache.mark_used)
+_VERSION_NAME = re.compile(r"[0-9a-f]{24}")  # a code version's folder (SiteCache.folder): nothing else is removed
 
 
 def default_cache_dir() -> Path | None:
@@ -104,6 +114,40 @@ class SiteCache:
             last=last if isinstance(last, dict) else {},
             last_joined=joined if isinstance(joined, dict) else {},
         )
+
+    def mark_used(self) -> None:
+        """Note that a build of this code version uses its folder (now): :meth:`prune_versions` keeps a folder a
+        build used in the last :data:`VERSION_GRACE_S`. A folder that cannot be written costs nothing but that."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            (self.folder / USED).touch()
+        except OSError:
+            pass
+
+    def prune_versions(self, now: float | None = None) -> list[str]:
+        """Remove the folders of the other code versions that no build used (:meth:`mark_used`; a folder from before
+        builds marked it: its own modification time) in the last :data:`VERSION_GRACE_S`; their names, sorted. This
+        version's folder, the kept files (``files``, pruned by ``Outputs.prune``) and anything not named as a code
+        version's folder are left alone."""
+        now = time.time() if now is None else now
+        removed: list[str] = []
+        try:
+            folders = [p for p in self.root.iterdir() if _VERSION_NAME.fullmatch(p.name) and p.is_dir()]
+        except OSError:
+            return removed
+        for folder in folders:
+            if folder.name == self.folder.name:
+                continue
+            try:
+                stamp = folder / USED
+                used = stamp.stat().st_mtime if stamp.exists() else folder.stat().st_mtime
+            except OSError:
+                continue
+            if used < now - VERSION_GRACE_S:
+                shutil.rmtree(folder, ignore_errors=True)
+                if not folder.exists():
+                    removed.append(folder.name)
+        return sorted(removed)
 
     def finish(self) -> None:
         """End a build: what its outputs made is what the next build may recall (``Outputs.recall``) or copy parts

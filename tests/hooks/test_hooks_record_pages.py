@@ -6,16 +6,18 @@ from __future__ import annotations
 import gc
 import itertools
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path, PurePath
 
 import pytest
 from hooks_helpers import ROOT, mkdocs_env
 
-from bench.site import load_site
+from bench.site import VERSION_GRACE_S, load_site
 
 CONVERTED = re.compile(r"(\d+) record page\(s\): (\d+) converted")
 RECALLED = re.compile(r"(\d+) page\(s\) as the last build made them")
@@ -113,6 +115,46 @@ def test_a_changed_record_converts_only_its_page(tmp_path: Path, site_records: P
     assert _converted(_build(tmp_path / "s2", records, cache=cache)) == (n, 1)
     page = next((tmp_path / "s2" / "records").rglob(f"{rid}.html")).read_text(encoding="utf-8")
     assert "A description added after the first build." in page
+
+
+def test_a_site_cache_carried_to_another_machine_serves_another_checkouts_build(
+    tmp_path: Path, site_records: Path
+) -> None:
+    """What the records workflow does (.github/workflows/records.yml): a build of main leaves its site cache, the
+    cache is carried to another runner (every file new: other inodes, other times) and a pull request's checkout
+    (its records new files too) builds with it. Only what the pull request changed is made again, and the site is
+    the one a build without any cache makes."""
+    main = tmp_path / "main" / "records"
+    shutil.copytree(site_records, main)
+    n, _ = _converted(_build(tmp_path / "main-site", main, cache=tmp_path / "cache"))
+    carried = tmp_path / "runner" / "cache"
+    shutil.copytree(tmp_path / "cache", carried)  # as actions/cache carries it: new files, their times kept
+    pr = tmp_path / "pr" / "records"
+    shutil.copytree(main, pr, copy_function=shutil.copyfile)
+    path, rid = _last_of_a_configuration(pr)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["description"] = "A description the pull request adds."
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    # the cache also holds what builds of other benchbook versions left: one unused for longer than the grace goes
+    stale, recent = carried / ("0" * 24), carried / ("1" * 24)
+    for folder, days in ((stale, VERSION_GRACE_S / 86400 + 1), (recent, 1.0)):
+        (folder / "record").mkdir(parents=True)
+        then = time.time() - days * 86400
+        os.utime(folder, (then, then))
+    warm = _build(tmp_path / "pr-site", pr, cache=carried)
+    assert _converted(warm) == (n, 1)
+    assert not stale.exists() and recent.is_dir()
+    days = VERSION_GRACE_S // 86400
+    assert f"site cache: 1 other code version(s) no build used in {days} days removed ({stale.name})" in warm.stderr
+    g, made = _converted(warm, GENERATED)
+    assert g > 10 and made < g  # the experiments' and histories' pages the change leaves alone: from the cache
+    cold = _build(tmp_path / "cold-site", pr)
+    assert _converted(cold) == (n, n)
+    want, got = _tree(tmp_path / "cold-site"), _tree(tmp_path / "pr-site")
+    assert sorted(got) == sorted(want)
+    assert [p for p in want if got[p] != want[p]] == []
+    page = next((tmp_path / "pr-site" / "records").rglob(f"{rid}.html")).read_text(encoding="utf-8")
+    assert "A description the pull request adds." in page
 
 
 def test_a_broken_link_in_a_record_page_fails_strict_also_when_its_body_is_cached(

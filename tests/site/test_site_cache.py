@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,8 @@ import bench.site._site_records as site_records
 from bench.compare import comparison_frame
 from bench.dataframe import frame_csv, frame_from_rows, frame_json
 from bench.record.load import load_record
-from bench.site import SiteCache, code_version, load_site, site_pages
+from bench.site import VERSION_GRACE_S, SiteCache, code_version, load_site, site_pages
+from bench.site._cache import USED
 from bench.site._paths import (
     all_rows_download,
     comparison_download,
@@ -263,3 +266,56 @@ def test_records_read_in_several_processes_load_the_same_site(tmp_path: Path, re
     assert [r.raw for r in two.records] == [r.raw for r in one.records]
     assert two.rows == one.rows
     assert _pages(two) == _pages(one)
+
+
+def test_other_code_versions_unused_for_the_grace_are_removed_and_nothing_else(tmp_path: Path) -> None:
+    """Every change of benchbook starts a new code version's folder; one no build used for VERSION_GRACE_S goes
+    (``SiteCache.prune_versions``), whatever else lies in the cache folder stays."""
+    root = tmp_path / "cache"
+    now = time.time()
+    day = 86400.0
+
+    def aged(path: Path, days: float) -> None:
+        os.utime(path, (now - days * day, now - days * day))
+
+    def version(name: str, days: float, *, marked: bool = True) -> Path:
+        folder = root / name
+        (folder / "record" / "ab").mkdir(parents=True)
+        (folder / "record" / "ab" / "ab12.pickle").write_bytes(b"entry")
+        if marked:
+            (folder / USED).touch()
+            aged(folder / USED, days)
+        aged(folder, days)
+        return folder
+
+    mine = SiteCache(root, version="a" * 64)
+    mine.mark_used()
+    aged(mine.folder / USED, 30)  # this build's own version: never removed, however old its mark
+    grace_days = VERSION_GRACE_S / day
+    version("b" * 24, grace_days + 1)  # used, but not for longer than the grace: removed
+    version("c" * 24, grace_days - 1)  # used within it: kept
+    version("d" * 24, grace_days + 5, marked=False)  # from before builds marked: its folder's own time
+    version("e" * 24, 1, marked=False)
+    (root / "files" / "ab").mkdir(parents=True)  # the kept files (Outputs.prune's)
+    aged(root / "files", 60)
+    (root / "offline").mkdir()
+    aged(root / "offline", 60)
+    stranger = version("f" * 23, 60)  # not named as a code version's folder
+    assert mine.prune_versions(now=now) == ["b" * 24, "d" * 24]
+    assert sorted(p.name for p in root.iterdir()) == ["a" * 24, "c" * 24, "e" * 24, "f" * 23, "files", "offline"]
+    assert (stranger / "record" / "ab" / "ab12.pickle").read_bytes() == b"entry"
+    # a build of a version marks it used: an old folder built again is kept
+    aged(root / ("c" * 24) / USED, grace_days + 1)
+    SiteCache(root, version="c" * 64).mark_used()
+    assert mine.prune_versions(now=time.time()) == []
+    assert (root / ("c" * 24)).is_dir()
+
+
+def test_a_cache_folder_that_cannot_be_listed_or_written_prunes_nothing(tmp_path: Path) -> None:
+    missing = SiteCache(tmp_path / "nowhere", version="a" * 64)
+    assert missing.prune_versions() == []
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    cache = SiteCache(blocked, version="a" * 64)
+    cache.mark_used()  # cannot make its folder: nothing happens
+    assert cache.prune_versions() == [] and blocked.read_text(encoding="utf-8") == "not a folder"
