@@ -49,6 +49,7 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page, _RelativePathTreeprocessor
 
 from bench.compare import forget_resamples
+from bench.redact import redact_text
 from bench.settings import DEFAULT_SETTINGS_FILE, Settings, SettingsError, load_settings
 from bench.site import (
     CONFIG_KEY,
@@ -353,7 +354,7 @@ def on_post_build(config: MkDocsConfig) -> None:
                 "site cache: %d other code version(s) no build used in %d days removed (%s)",
                 len(versions),
                 VERSION_GRACE_S // 86400,
-                ", ".join(versions),
+                redact_text(", ".join(versions)),  # folder names, but the terminal gets nothing unredacted
             )
     _mark("post_build_end")
     if (phases := _phases_line()) is not None:

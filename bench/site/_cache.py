@@ -58,7 +58,8 @@ upgrade or change of benchbook starts a new folder (252 MB after a cold build of
 nothing else would ever remove the last one's. Two checkouts of different versions sharing the default folder each
 keep theirs while either is built at least once in this time."""
 USED = ".used"  # in a code version's folder: touched by every build of that version (SiteCache.mark_used)
-_VERSION_NAME = re.compile(r"[0-9a-f]{24}")  # a code version's folder (SiteCache.folder): nothing else is removed
+VERSION_CHARS = 24  # a code version's folder: the first this many hex digits of its code_version (SiteCache.folder)
+_VERSION_NAME = re.compile(f"[0-9a-f]{{{VERSION_CHARS}}}")  # what SiteCache.prune_versions may remove: nothing else
 
 
 def default_cache_dir() -> Path | None:
@@ -100,7 +101,7 @@ class SiteCache:
 
     @property
     def folder(self) -> Path:
-        return self.root / self.version[:24]
+        return self.root / self.version[:VERSION_CHARS]
 
     @cached_property
     def outputs(self) -> Outputs:
@@ -139,8 +140,7 @@ class SiteCache:
             if folder.name == self.folder.name:
                 continue
             try:
-                stamp = folder / USED
-                used = stamp.stat().st_mtime if stamp.exists() else folder.stat().st_mtime
+                used = _used_at(folder)
             except OSError:
                 continue
             if used < now - VERSION_GRACE_S:
@@ -288,6 +288,15 @@ class SiteCache:
     def remember_pages(self, values: dict[str, dict[str, Any]]) -> None:
         """:meth:`remember_page` of each key and body, in one pack (a batch of pages converted together)."""
         self.put_pickled_many("page", values)
+
+
+def _used_at(folder: Path) -> float:
+    """When a build last used a code version's folder: its :data:`USED` mark's time, else (a folder from before builds
+    marked it) the folder's own."""
+    try:
+        return (folder / USED).stat().st_mtime
+    except FileNotFoundError:
+        return folder.stat().st_mtime
 
 
 def _encoded(value: Any, compressed: bool) -> bytes:
